@@ -1,0 +1,1 @@
+"""English lexicon for crosswords (wordfreq frequencies, several word sources, pattern queries)."""

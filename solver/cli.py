@@ -1,0 +1,193 @@
+"""The ``tot`` command: ``tot solve TASK ...`` and ``tot verify TASK ...``.
+
+Bad input exits with status 2 and one line on stderr; a model or server failure exits with 3.
+Set TOT_DEBUG=1 to see a traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import Any, Sequence
+
+from solver.budget import Budget
+from solver.evaluators import EVALUATORS
+from solver.generators import GENERATORS
+from solver.lm.base import LMError
+from solver.lm.cache import CacheMiss
+from solver.plugins import TaskPlugin, load_plugins
+from solver.run import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, Settings, make_client, solve
+from solver.trace import Trace
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _price(text: str) -> tuple[str, tuple[float, float]]:
+    try:
+        model, rest = text.split("=", 1)
+        pin, pout = rest.split(",", 1)
+        return model, (float(pin), float(pout))
+    except ValueError:
+        raise argparse.ArgumentTypeError("use MODEL=PROMPT_USD_PER_M,COMPLETION_USD_PER_M") from None
+
+
+def _add_search_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("search")
+    g.add_argument("--method", choices=["tot-bfs", "tot-dfs"], default="tot-bfs")
+    g.add_argument("--breadth", "-b", type=int, default=5, help="BFS beam width (default 5)")
+    g.add_argument("--depth", type=int, default=None, help="maximum depth (default: the task's)")
+    g.add_argument("--generator", choices=GENERATORS, default=DEFAULT_GENERATOR,
+                   help=f"thought generator (default {DEFAULT_GENERATOR})")
+    g.add_argument("--evaluator", default="lm",
+                   help=f"lm (= {DEFAULT_EVALUATOR}), oracle, or one of {', '.join(EVALUATORS)}")
+    g.add_argument("--k", type=int, default=5, help="samples per state for --generator sample")
+    g.add_argument("--n-evaluate", type=int, default=3, help="samples per value/vote judgement")
+    g.add_argument("--prune-below", type=float, default=None, help="DFS pruning threshold")
+    g.add_argument("--no-early-stop", action="store_true", help="BFS: finish every level")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--temperature", type=float, default=0.7)
+    m = p.add_argument_group("model")
+    m.add_argument("--backend", choices=["local", "openai"], default=None,
+                   help="local (embedded Gemma 3 270M, default) or openai (any compatible server); "
+                        "--model or --base-url imply openai")
+    m.add_argument("--model", default=None, help="model name on the server (or a GGUF path with --backend local)")
+    m.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (or OPENAI_BASE_URL)")
+    m.add_argument("--chat", action="store_true", help="use chat completions and chat-style prompts")
+    m.add_argument("--timeout", type=float, default=60.0, help="seconds per model call")
+    m.add_argument("--retries", type=int, default=3, help="retries of transient server errors")
+    m.add_argument("--concurrency", type=int, default=4, help="concurrent calls to a server")
+    m.add_argument("--cache", default=None, help="record/replay store (sqlite file)")
+    m.add_argument("--cache-mode", choices=["record", "replay", "off"], default="record",
+                   help="record: reuse and add; replay: fail on a miss; off: ignore the store")
+    m.add_argument("--price", type=_price, action="append", default=[],
+                   help="MODEL=IN,OUT: USD per million prompt and completion tokens")
+    b = p.add_argument_group("budgets (per puzzle)")
+    b.add_argument("--budget-calls", type=int, default=None)
+    b.add_argument("--budget-tokens", type=int, default=None)
+    b.add_argument("--budget-steps", type=int, default=None)
+    b.add_argument("--budget-seconds", type=float, default=None)
+    o = p.add_argument_group("output")
+    o.add_argument("--trace", default=None, help="append the search trace (JSON lines) to this file")
+    o.add_argument("--json", action="store_true", help="one JSON object per puzzle on stdout")
+
+
+def build_parser(plugins: dict[str, TaskPlugin]) -> argparse.ArgumentParser:
+    parser = _Parser(prog="tot", description="Verified Tree-of-Thoughts search.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    solve_p = sub.add_parser("solve", help="solve puzzles with verified search")
+    solve_tasks = solve_p.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    verify_p = sub.add_parser("verify", help="check an answer exactly (exit 0 valid, 1 invalid)")
+    verify_tasks = verify_p.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    for name, plugin in plugins.items():
+        sp = solve_tasks.add_parser(name, help=plugin.help)
+        plugin.add_solve_args(sp)
+        _add_search_args(sp)
+        vp = verify_tasks.add_parser(name, help=plugin.help)
+        plugin.add_verify_args(vp)
+    return parser
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    backend = args.backend or ("openai" if (args.base_url or (args.model and not os.path.isfile(args.model))
+                                            or os.environ.get("OPENAI_BASE_URL")) else "local")
+    evaluator = DEFAULT_EVALUATOR if args.evaluator == "lm" else args.evaluator
+    if evaluator not in EVALUATORS:
+        raise UsageError(f"unknown evaluator {args.evaluator!r}; choose lm or one of {', '.join(EVALUATORS)}")
+    for name in ("breadth", "k", "n_evaluate", "concurrency"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.depth is not None and args.depth < 1:
+        raise UsageError("--depth must be at least 1")
+    return Settings(
+        method=args.method, breadth=args.breadth, depth=args.depth, generator=args.generator,
+        evaluator=evaluator, k=args.k, n_evaluate=args.n_evaluate, prune_below=args.prune_below,
+        early_stop=not args.no_early_stop, temperature=args.temperature, seed=args.seed,
+        chat=args.chat, backend=backend, model=args.model, base_url=args.base_url,
+        timeout=args.timeout, retries=args.retries, concurrency=args.concurrency, cache=args.cache,
+        cache_mode=args.cache_mode,
+        budget=Budget(args.budget_calls, args.budget_tokens, args.budget_steps, args.budget_seconds),
+        prices=dict(args.price))
+
+
+def _fmt(result: dict[str, Any]) -> str:
+    if result["verified"]:
+        head = f"answer: {result['answer']}" + (" = 24" if result.get("task") == "game24" else "") + " [verified]"
+    else:
+        stop = result["stopped_by"]
+        head = "no verified solution found" + (f" ({stop} budget ran out)" if stop else "")
+    cost = f", cost ${result['cost']:.4f}" if result.get("cost") is not None else ""
+    return (f"{head}\n  calls {result['calls']} (cached {result['cache_hits']}, failed {result['failed_calls']}), "
+            f"tokens {result['tokens']} (prompt {result['prompt_tokens']}, "
+            f"completion {result['completion_tokens']}), {result['seconds']:.1f} s{cost}; "
+            f"thoughts proposed {result['proposed']}, rejected by the gate {result['rejected']}")
+
+
+async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
+    puzzles = plugin.puzzles(args)
+    task = plugin.make_task(args)
+    s = settings_from(args)
+    for _pid, puzzle in puzzles:
+        task.root(puzzle)  # bad input fails here, before a model is loaded
+    client = make_client(s)
+    trace = Trace(args.trace)
+    try:
+        for pid, puzzle in puzzles:
+            res = await solve(task, puzzle, s, client, trace)
+            out = {"task": task.name, "id": pid, "puzzle": puzzle, **res.summary()}
+            if args.json:
+                print(json.dumps(out, ensure_ascii=False), flush=True)
+            else:
+                prefix = f"[{pid}] " if len(puzzles) > 1 else ""
+                print(prefix + _fmt(out), flush=True)
+    finally:
+        trace.close()
+        if client is not None:
+            await client.close()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    debug = bool(os.environ.get("TOT_DEBUG"))
+    try:
+        plugins = load_plugins()
+        parser = build_parser(plugins)
+        args = parser.parse_args(argv)
+        plugin = plugins[args.task]
+        if args.command == "verify":
+            ok, message = plugin.verify(args)
+            print(message)
+            return 0 if ok else 1
+        return asyncio.run(_solve(plugin, args))
+    except (UsageError, ValueError) as exc:
+        if debug:
+            raise
+        print(f"tot: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        return 2
+    except (LMError, CacheMiss) as exc:
+        if debug:
+            raise
+        print(f"tot: model error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        print("tot: interrupted; results printed so far and the trace file are complete", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the user gets one line, not a traceback
+        if debug:
+            raise
+        print(f"tot: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+              file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,159 @@
+"""State evaluators: soft model judgements (value, vote, likelihood) and the exact oracle.
+
+Each returns one score per node; higher is more promising. Search keeps or cuts by score.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+from solver.lm.base import GenParams
+from solver.lm.client import LMClient
+from solver.node import Node
+from solver.task import Task, ValueScale
+
+
+class Evaluator(Protocol):
+    name: str
+    prune_below: float
+
+    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
+                       client: LMClient | None) -> list[tuple[float, Any]]:
+        ...
+
+
+@dataclass(slots=True)
+class Value:
+    """The paper's value: n samples of sure/likely/impossible per state, mapped and summed."""
+
+    n: int = 3
+    scale: ValueScale = field(default_factory=ValueScale)
+    params: GenParams = field(default_factory=lambda: GenParams(temperature=0.7, max_tokens=8, stop=("\n",)))
+    chat: bool = False
+    name: str = "value"
+    prune_below: float = 1.0
+
+    async def _one(self, task: Task[Any], node: Node[Any], client: LMClient) -> tuple[float, Any]:
+        p = self.params
+        params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
+                           seed=p.seed, chat=self.chat)
+        texts = await client.complete(task.value_prompt(node.state, self.chat), params, "value")
+        labels = [task.parse_value(t) for t in texts]
+        score = sum(self.scale.labels.get(lab, 0.0) for lab in labels if lab is not None)
+        return score, {"labels": labels}
+
+    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
+                       client: LMClient | None) -> list[tuple[float, Any]]:
+        assert client is not None, "value needs a model"
+        return list(await client.gather(*(self._one(task, nd, client) for nd in nodes)))
+
+
+@dataclass(slots=True)
+class Likelihood:
+    """Deterministic value from one scoring call: the model's probabilities of the labels after
+    the value prompt, renormalised over the labels, give the expected label value."""
+
+    scale: ValueScale = field(default_factory=ValueScale)
+    chat: bool = False
+    name: str = "likelihood"
+    prune_below: float = 1.0
+
+    async def _one(self, task: Task[Any], node: Node[Any], client: LMClient) -> tuple[float, Any]:
+        labels = list(self.scale.labels)
+        lps = await client.score(task.value_prompt(node.state, self.chat), [" " + lab for lab in labels], "value")
+        if lps is None:
+            return 0.0, {"error": "scoring failed"}
+        top = max(lps)
+        weights = [math.exp(lp - top) for lp in lps]
+        total = sum(weights)
+        probs = {lab: w / total for lab, w in zip(labels, weights, strict=False)}
+        score = sum(probs[lab] * self.scale.labels[lab] for lab in labels)
+        return score, {"p": {k: round(v, 4) for k, v in probs.items()}}
+
+    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
+                       client: LMClient | None) -> list[tuple[float, Any]]:
+        assert client is not None, "likelihood needs a model"
+        return list(await client.gather(*(self._one(task, nd, client) for nd in nodes)))
+
+
+_VOTE_RE = re.compile(r"best\s+choice\s+is\s*:?\s*\(?#?\s*(\d+)", re.IGNORECASE)
+
+
+def parse_vote(text: str, n_choices: int) -> int | None:
+    """The 1-based choice in "The best choice is 12" (the whole number, not its last digit)."""
+    m = _VOTE_RE.search(text)
+    if not m or len(m.group(1)) > 6:
+        return None
+    choice = int(m.group(1))
+    return choice if 1 <= choice <= n_choices else None
+
+
+@dataclass(slots=True)
+class Vote:
+    """The paper's vote: n samples each pick the most promising of the numbered states."""
+
+    n: int = 5
+    params: GenParams = field(default_factory=lambda: GenParams(temperature=0.7, max_tokens=64))
+    chat: bool = False
+    name: str = "vote"
+    prune_below: float = -math.inf
+
+    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
+                       client: LMClient | None) -> list[tuple[float, Any]]:
+        assert client is not None, "vote needs a model"
+        p = self.params
+        params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
+                           seed=p.seed, chat=self.chat)
+        texts = await client.complete(task.vote_prompt([nd.state for nd in nodes], self.chat), params, "vote")
+        votes = [0] * len(nodes)
+        for t in texts:
+            c = parse_vote(t, len(nodes))
+            if c is not None:
+                votes[c - 1] += 1
+        return [(float(v), {"votes": v}) for v in votes]
+
+
+@dataclass(slots=True)
+class Prior:
+    """No extra calls: a node's score is its generator's prior (e.g. the ranking likelihood)."""
+
+    name: str = "prior"
+    prune_below: float = -math.inf
+
+    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
+                       client: LMClient | None) -> list[tuple[float, Any]]:
+        return [(nd.prior if nd.prior is not None else 0.0, None) for nd in nodes]
+
+
+@dataclass(slots=True)
+class Oracle:
+    """Exact ground truth (1 solvable, 0 not). For ablations and upper bounds; never the default."""
+
+    name: str = "oracle"
+    prune_below: float = 0.5
+
+    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
+                       client: LMClient | None) -> list[tuple[float, Any]]:
+        return [(1.0 if task.oracle(nd.state) else 0.0, None) for nd in nodes]
+
+
+EVALUATORS = ("value", "likelihood", "vote", "prior", "oracle")
+
+
+def make_evaluator(name: str, *, n: int = 3, scale: ValueScale | None = None, seed: int | None = 0,
+                   chat: bool = False) -> Evaluator:
+    scale = scale or ValueScale()
+    if name == "value":
+        return Value(n, scale, GenParams(temperature=0.7, max_tokens=8, stop=("\n",), seed=seed), chat)
+    if name == "likelihood":
+        return Likelihood(scale, chat)
+    if name == "vote":
+        return Vote(n, GenParams(temperature=0.7, max_tokens=64, seed=seed), chat)
+    if name == "prior":
+        return Prior()
+    if name == "oracle":
+        return Oracle()
+    raise ValueError(f"unknown evaluator {name!r}; choose one of {', '.join(EVALUATORS)}")

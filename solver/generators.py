@@ -1,0 +1,97 @@
+"""Thought generators: turn a state into candidate thoughts (unchecked; the gate comes next)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from solver.lm.base import GenParams
+from solver.lm.client import LMClient
+from solver.task import Task, Thought
+
+
+class Generator(Protocol):
+    name: str
+
+    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+        ...
+
+
+@dataclass(slots=True)
+class Propose:
+    """The paper's ``propose``: one call asks for several next thoughts, one per line."""
+
+    params: GenParams = field(default_factory=lambda: GenParams(n=1, temperature=0.7, max_tokens=160))
+    chat: bool = False
+    name: str = "propose"
+
+    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+        assert client is not None, "propose needs a model"
+        texts = await client.complete(task.propose_prompt(state, self.chat), self.params, "propose")
+        out: list[Thought] = []
+        for text in texts:
+            out.extend(task.parse_proposals(state, text))
+        return out
+
+
+@dataclass(slots=True)
+class Sample:
+    """The paper's ``sample``: k independent calls, each asked for exactly one next thought."""
+
+    k: int = 5
+    params: GenParams = field(default_factory=lambda: GenParams(temperature=0.7, max_tokens=48))
+    chat: bool = False
+    name: str = "sample"
+
+    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+        assert client is not None, "sample needs a model"
+        params = GenParams(n=self.k, temperature=self.params.temperature,
+                           max_tokens=self.params.max_tokens, stop=self.params.stop,
+                           seed=self.params.seed, chat=self.chat)
+        texts = await client.complete(task.sample_prompt(state, self.chat), params, "sample")
+        out: list[Thought] = []
+        for text in texts:
+            found = task.parse_proposals(state, text)
+            if found:
+                out.append(found[0])
+        return out
+
+
+@dataclass(slots=True)
+class EnumerateRank:
+    """For weak models: the checker enumerates every legal next thought and the model only ranks
+    them, by the log-likelihood of each thought's text after the propose prompt (``rank=True``),
+    or not at all (``rank=False``: task order, no model calls)."""
+
+    rank: bool = True
+    chat: bool = False
+    name: str = "enumerate-rank"
+
+    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+        thoughts = list(task.legal_thoughts(state))
+        if not self.rank or not thoughts or client is None:
+            return thoughts
+        prompt = task.propose_prompt(state, self.chat)
+        scores = await client.score(prompt, [t.text + "\n" for t in thoughts], "rank")
+        if scores is None:
+            return thoughts
+        ranked = [Thought(t.text, s if math.isfinite(s) else -math.inf) for t, s in zip(thoughts, scores, strict=False)]
+        order = sorted(range(len(ranked)), key=lambda i: -(ranked[i].prior or -math.inf))
+        return [ranked[i] for i in order]
+
+
+GENERATORS = ("propose", "sample", "enumerate-rank", "enumerate")
+
+
+def make_generator(name: str, *, k: int = 5, temperature: float = 0.7, seed: int | None = 0,
+                   chat: bool = False) -> Generator:
+    if name == "propose":
+        return Propose(GenParams(n=1, temperature=temperature, max_tokens=160, seed=seed), chat)
+    if name == "sample":
+        return Sample(k, GenParams(temperature=temperature, max_tokens=48, seed=seed, stop=("\n",)), chat)
+    if name == "enumerate-rank":
+        return EnumerateRank(True, chat)
+    if name == "enumerate":
+        return EnumerateRank(False, chat, name="enumerate")
+    raise ValueError(f"unknown generator {name!r}; choose one of {', '.join(GENERATORS)}")

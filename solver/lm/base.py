@@ -1,0 +1,57 @@
+"""Types shared by every LM backend."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+
+class LMError(Exception):
+    """A model call failed for good (after retries) or a backend cannot do what was asked."""
+
+
+@dataclass(frozen=True, slots=True)
+class GenParams:
+    """Sampling parameters of one request. ``n`` independent samples; sample i uses seed+i."""
+
+    n: int = 1
+    temperature: float = 0.7
+    max_tokens: int = 128
+    stop: tuple[str, ...] = ()
+    seed: int | None = 0
+    logprobs: int | None = None
+    chat: bool = False
+
+    def key(self) -> dict[str, object]:
+        """Everything but ``n`` (the sample index is keyed separately)."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens,
+                "stop": list(self.stop), "seed": self.seed, "logprobs": self.logprobs,
+                "chat": self.chat}
+
+
+@dataclass(slots=True)
+class Completion:
+    """Texts of the samples of one request and the tokens it used."""
+
+    texts: list[str]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    logprobs: list[float | None] = field(default_factory=list)
+
+
+class Backend(Protocol):
+    """A model behind some transport. ``name`` is 'backend:model'."""
+
+    name: str
+    model: str
+    supports_chat: bool
+    concurrent: bool
+
+    async def complete(self, prompt: str, params: GenParams) -> Completion:
+        """``params.n`` samples of a continuation (or a chat reply when ``params.chat``)."""
+
+    async def score(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
+        """Sum of log-probabilities of each continuation after ``prompt``, and tokens read."""
+
+    async def close(self) -> None:
+        """Release network or model resources."""

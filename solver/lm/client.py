@@ -1,0 +1,118 @@
+"""The one entry point generators and evaluators use to reach a model.
+
+It checks the budget before each request, serves and records the cache, counts usage, makes
+identical requests within a run once, and turns a failed call into a recorded failure (an
+empty answer) instead of a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable, Sequence
+
+from solver.budget import Usage
+from solver.lm.base import Backend, GenParams, LMError
+from solver.lm.cache import Cache, CacheMiss, CacheMode, cache_key
+
+EventSink = Callable[[dict[str, object]], None]
+
+
+class LMClient:
+    def __init__(self, backend: Backend, usage: Usage | None = None, cache: Cache | None = None,
+                 mode: CacheMode = "record", concurrency: int = 1) -> None:
+        self.backend = backend
+        self.usage = usage or Usage(model=backend.model)
+        self.cache = cache
+        self.mode: CacheMode = mode if cache is not None else "off"
+        self.on_event: EventSink | None = None
+        limit = concurrency if backend.concurrent else 1
+        self._sem = asyncio.Semaphore(max(1, limit))
+        self._memo: dict[str, list[str] | list[float]] = {}
+
+    @property
+    def chat(self) -> bool:
+        return False
+
+    def _key(self, kind: str, prompt: str, extra: dict[str, object], index: int | str) -> str:
+        return cache_key(backend=self.backend.name, model=self.backend.model, kind=kind,
+                         prompt=prompt, params=extra, index=index)
+
+    def _emit(self, event: dict[str, object]) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    async def complete(self, prompt: str, params: GenParams, purpose: str = "") -> list[str]:
+        """``params.n`` texts; [] when the call failed (recorded in usage and the trace)."""
+        self.usage.check_call()
+        self.usage.calls += 1
+        keys = [self._key("chat" if params.chat else "complete", prompt, params.key(), i)
+                for i in range(params.n)]
+        memo_key = "|".join(keys)
+        if memo_key in self._memo:
+            self.usage.cache_hits += 1
+            return list(self._memo[memo_key])  # type: ignore[arg-type]
+        if self.cache is not None and self.mode != "off":
+            hits = [self.cache.get(k) for k in keys]
+            if all(h is not None for h in hits):
+                self.usage.cache_hits += 1
+                texts = [str(h) for h in hits]
+                self._memo[memo_key] = texts
+                return texts
+            if self.mode == "replay":
+                raise CacheMiss(f"replay-only cache has no recording for this {purpose or 'request'} "
+                                f"({self.backend.name}); record it first with --cache-mode record")
+        try:
+            async with self._sem:
+                comp = await self.backend.complete(prompt, params)
+        except LMError as exc:
+            self.usage.failed_calls += 1
+            self._emit({"event": "lm_error", "purpose": purpose, "error": str(exc)})
+            return []
+        self.usage.backend_calls += 1
+        self.usage.prompt_tokens += comp.prompt_tokens
+        self.usage.completion_tokens += comp.completion_tokens
+        if self.cache is not None and self.mode == "record":
+            for k, t in zip(keys, comp.texts, strict=False):
+                self.cache.put(k, t)
+        self._memo[memo_key] = list(comp.texts)
+        return list(comp.texts)
+
+    async def score(self, prompt: str, continuations: Sequence[str], purpose: str = "") -> list[float] | None:
+        """Log-probability of each continuation after ``prompt``; None when the call failed."""
+        self.usage.check_call()
+        self.usage.calls += 1
+        key = self._key("score", prompt, {"continuations": list(continuations)}, 0)
+        if key in self._memo:
+            self.usage.cache_hits += 1
+            return list(self._memo[key])  # type: ignore[arg-type]
+        if self.cache is not None and self.mode != "off":
+            hit = self.cache.get(key)
+            if isinstance(hit, list):
+                self.usage.cache_hits += 1
+                self._memo[key] = [float(x) for x in hit]
+                return [float(x) for x in hit]
+            if self.mode == "replay":
+                raise CacheMiss(f"replay-only cache has no recording for this {purpose or 'score'} "
+                                f"request ({self.backend.name})")
+        try:
+            async with self._sem:
+                scores, tokens = await self.backend.score(prompt, continuations)
+        except LMError as exc:
+            self.usage.failed_calls += 1
+            self._emit({"event": "lm_error", "purpose": purpose, "error": str(exc)})
+            return None
+        self.usage.backend_calls += 1
+        self.usage.prompt_tokens += tokens
+        if self.cache is not None and self.mode == "record":
+            self.cache.put(key, scores)
+        self._memo[key] = list(scores)
+        return list(scores)
+
+    async def gather(self, *coros):  # type: ignore[no-untyped-def]
+        """Run several requests concurrently (bounded by the backend's concurrency)."""
+        return await asyncio.gather(*coros)
+
+    async def close(self) -> None:
+        await self.backend.close()
+        if self.cache is not None:
+            self.cache.close()

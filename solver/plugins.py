@@ -1,0 +1,38 @@
+"""How the CLI finds tasks without importing them: entry points in the group ``tot.tasks``.
+
+A task package registers an object with this shape in its pyproject, e.g.
+``[project.entry-points."tot.tasks"] game24 = "tasks.game24.cli:PLUGIN"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from importlib.metadata import entry_points
+from typing import Any, Protocol
+
+
+class TaskPlugin(Protocol):
+    name: str
+    help: str
+
+    def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
+        """Task-specific options of ``tot solve TASK`` (the puzzle argument included)."""
+
+    def puzzles(self, args: argparse.Namespace) -> list[tuple[str, str]]:
+        """(id, puzzle text) pairs to solve; ValueError with a one-line reason on bad input."""
+
+    def make_task(self, args: argparse.Namespace) -> Any:
+        """The Task object for these options."""
+
+    def add_verify_args(self, parser: argparse.ArgumentParser) -> None:
+        """Arguments of ``tot verify TASK``."""
+
+    def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
+        """(valid, message); ValueError for malformed input (exit status 2)."""
+
+
+def load_plugins() -> dict[str, TaskPlugin]:
+    found: dict[str, TaskPlugin] = {}
+    for ep in sorted(entry_points(group="tot.tasks"), key=lambda e: e.name):
+        found[ep.name] = ep.load()
+    return found

@@ -1,0 +1,98 @@
+"""Assemble a run from settings: backend, cache, client, generator, evaluator and search."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from solver.budget import Budget, Usage
+from solver.evaluators import make_evaluator
+from solver.generators import make_generator
+from solver.lm.base import Backend
+from solver.lm.cache import Cache, CacheMode
+from solver.lm.client import LMClient
+from solver.search import SearchResult, bfs, dfs
+from solver.trace import Trace
+
+# Measured with the embedded model on Game of 24 (see README, "Which generator and evaluator").
+DEFAULT_GENERATOR = "enumerate-rank"
+DEFAULT_EVALUATOR = "likelihood"
+
+
+@dataclass(slots=True)
+class Settings:
+    method: str = "tot-bfs"
+    breadth: int = 5
+    depth: int | None = None
+    generator: str = DEFAULT_GENERATOR
+    evaluator: str = DEFAULT_EVALUATOR
+    k: int = 5
+    n_evaluate: int = 3
+    prune_below: float | None = None
+    early_stop: bool = True
+    temperature: float = 0.7
+    seed: int | None = 0
+    chat: bool = False
+    backend: str = "local"
+    model: str | None = None
+    base_url: str | None = None
+    timeout: float = 60.0
+    retries: int = 3
+    concurrency: int = 4
+    cache: str | None = None
+    cache_mode: CacheMode = "record"
+    budget: Budget = field(default_factory=Budget)
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def make_backend(s: Settings) -> Backend:
+    if s.backend == "local":
+        from solver.lm.local import LocalBackend
+
+        return LocalBackend(s.model if s.model and Path(s.model).is_file() else None)
+    if s.backend == "openai":
+        from solver.lm.openai_backend import OpenAIBackend
+
+        model = s.model or os.environ.get("OPENAI_MODEL")
+        if not model:
+            raise ValueError("--model is required with an OpenAI-compatible server")
+        return OpenAIBackend(model, s.base_url, timeout=s.timeout, max_retries=s.retries)
+    raise ValueError(f"unknown backend {s.backend!r}; use local or openai")
+
+
+def needs_model(s: Settings) -> bool:
+    return not (s.generator == "enumerate" and s.evaluator in ("oracle", "prior"))
+
+
+def make_client(s: Settings, backend: Backend | None = None) -> LMClient | None:
+    if not needs_model(s):
+        return None
+    backend = backend or make_backend(s)
+    cache = Cache(s.cache) if s.cache else None
+    usage = Usage(budget=s.budget, model=backend.model)
+    usage.prices.update(s.prices)
+    return LMClient(backend, usage, cache, s.cache_mode if cache is not None else "off", s.concurrency)
+
+
+async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
+                trace: Trace | None = None) -> SearchResult:
+    """One puzzle with fresh usage counters (the client and its cache are shared)."""
+    usage = Usage(budget=s.budget, model=client.backend.model if client else "")
+    usage.prices.update(s.prices)
+    if client is not None:
+        client.usage = usage
+    gen = make_generator(s.generator, k=s.k, temperature=s.temperature, seed=s.seed, chat=s.chat)
+    ev = make_evaluator(s.evaluator, n=s.n_evaluate, seed=s.seed, chat=s.chat)
+    trace = trace or Trace()
+    trace.emit("start", task=task.name, puzzle=puzzle, method=s.method,
+               model=client.backend.name if client else None, generator=s.generator,
+               evaluator=s.evaluator, breadth=s.breadth, seed=s.seed)
+    if s.method == "tot-bfs":
+        return await bfs(task, puzzle, gen, ev, client, breadth=s.breadth, depth=s.depth,
+                         early_stop=s.early_stop, trace=trace, usage=usage)
+    if s.method == "tot-dfs":
+        return await dfs(task, puzzle, gen, ev, client, depth=s.depth, prune_below=s.prune_below,
+                         trace=trace, usage=usage)
+    raise ValueError(f"unknown method {s.method!r}; use tot-bfs or tot-dfs")

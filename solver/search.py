@@ -1,0 +1,210 @@
+"""Breadth-first search with a beam and depth-first search with pruning and backtracking.
+
+Both only see a Task, a generator and an evaluator. Every proposed thought goes through the
+task's exact checker before it can be scored or kept, and an answer leaves only after it was
+re-verified from the original puzzle text alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from solver.budget import BudgetExhausted, Usage
+from solver.evaluators import Evaluator
+from solver.generators import Generator
+from solver.lm.client import LMClient
+from solver.node import Node, NodeFactory
+from solver.task import Task
+from solver.trace import Trace
+from verifiers.verdict import Invalid, Solved, Valid
+
+
+@dataclass(slots=True)
+class SearchResult:
+    answer: str | None
+    verified: bool
+    stopped_by: str | None = None  # the budget that ended the search, if any
+    solution: Node[Any] | None = None
+    proposed: int = 0
+    rejected: int = 0
+    expanded: int = 0
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+
+    def summary(self) -> dict[str, object]:
+        return {"answer": self.answer, "verified": self.verified, "stopped_by": self.stopped_by,
+                "proposed": self.proposed, "rejected": self.rejected, "expanded": self.expanded,
+                "error": self.error, **self.usage.summary()}
+
+
+class _Run:
+    """Shared machinery of one search: gate, trace and answer re-verification."""
+
+    def __init__(self, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
+                 client: LMClient | None, trace: Trace, usage: Usage) -> None:
+        self.task, self.puzzle = task, puzzle
+        self.generator, self.evaluator, self.client = generator, evaluator, client
+        self.trace, self.usage = trace, usage
+        self.nodes = NodeFactory()
+        self.proposed = self.rejected = self.expanded = 0
+        if client is not None:
+            client.on_event = lambda ev: trace.emit(ev.pop("event"), **ev)  # type: ignore[arg-type]
+
+    def root(self) -> Node[Any]:
+        node = self.nodes.make(self.task.root(self.puzzle), None)
+        self.trace.emit("root", node=node.id, state=self.task.describe(node.state))
+        return node
+
+    async def expand(self, node: Node[Any]) -> list[Node[Any]]:
+        """Generate, gate and deduplicate the children of ``node``."""
+        self.usage.check_step()
+        self.expanded += 1
+        self.trace.emit("expand", node=node.id, depth=node.depth)
+        thoughts = await self.generator(self.task, node.state, self.client)
+        children: list[Node[Any]] = []
+        seen: set[Any] = set()
+        for th in thoughts:
+            self.proposed += 1
+            verdict = self.task.check(node.state, th)
+            if isinstance(verdict, Invalid):
+                self.rejected += 1
+                self.trace.emit("proposal", parent=node.id, thought=th.text, prior=th.prior)
+                self.trace.emit("verdict", parent=node.id, thought=th.text, verdict="invalid",
+                                reason=verdict.reason)
+                continue
+            assert isinstance(verdict, (Valid, Solved))
+            child = self.nodes.make(verdict.state, node, th.text, th.prior,
+                                    isinstance(verdict, Solved), verdict.note)
+            self.trace.emit("proposal", node=child.id, parent=node.id, depth=child.depth,
+                            thought=th.text, prior=th.prior)
+            self.trace.emit("verdict", node=child.id, verdict="solved" if child.solved else "valid",
+                            reason=verdict.note or None, state=self.task.describe(child.state))
+            if child.state in seen:
+                self.trace.emit("cut", node=child.id, why="duplicate")
+                continue
+            seen.add(child.state)
+            children.append(child)
+        return children
+
+    async def score(self, nodes: list[Node[Any]]) -> None:
+        if not nodes:
+            return
+        results = await self.evaluator(self.task, nodes, self.client)
+        for nd, (score, detail) in zip(nodes, results, strict=False):
+            nd.score, nd.detail = score, detail
+            self.trace.emit("score", node=nd.id, score=score, detail=detail)
+
+    def accept(self, node: Node[Any]) -> str | None:
+        """Re-verify a solved node from the puzzle text alone; return its answer or None."""
+        answer = self.task.answer(node.state)
+        problem = self.task.verify_answer(self.puzzle, answer)
+        if problem is not None:
+            self.trace.emit("answer", node=node.id, answer=answer, verified=False, reason=problem.reason)
+            return None
+        self.trace.emit("answer", node=node.id, answer=answer, verified=True)
+        return answer
+
+    def result(self, solution: Node[Any] | None, answer: str | None, stopped_by: str | None,
+               error: str | None = None) -> SearchResult:
+        res = SearchResult(answer, answer is not None, stopped_by, solution, self.proposed,
+                           self.rejected, self.expanded, self.usage, error)
+        self.trace.emit("end", **res.summary())
+        return res
+
+
+async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
+              client: LMClient | None, *, breadth: int = 5, depth: int | None = None,
+              early_stop: bool = True, trace: Trace | None = None,
+              usage: Usage | None = None) -> SearchResult:
+    """BFS with beam ``breadth`` for ``depth`` levels (default: the task's maximum)."""
+    trace = trace or Trace()
+    usage = usage or (client.usage if client is not None else Usage())
+    run = _Run(task, puzzle, generator, evaluator, client, trace, usage)
+    trace.emit("search", method="tot-bfs", breadth=breadth, depth=depth or task.max_depth,
+               generator=generator.name, evaluator=evaluator.name)
+    frontier = [run.root()]
+    found: tuple[Node[Any], str] | None = None
+    try:
+        for _level in range(depth or task.max_depth):
+            groups = await asyncio.gather(*(run.expand(nd) for nd in frontier))
+            candidates: list[Node[Any]] = []
+            seen: set[Any] = set()
+            for group in groups:
+                for child in group:
+                    if child.state in seen:
+                        trace.emit("cut", node=child.id, why="duplicate")
+                        continue
+                    seen.add(child.state)
+                    candidates.append(child)
+            for child in candidates:
+                if child.solved and found is None:
+                    answer = run.accept(child)
+                    if answer is not None:
+                        found = (child, answer)
+            if found is not None and early_stop:
+                break
+            open_nodes = [c for c in candidates if not c.solved]
+            if not open_nodes:
+                break
+            await run.score(open_nodes)
+            # Stable sort: ties keep generation order, and the trace says a tie decided it.
+            ranked = sorted(open_nodes, key=lambda nd: -(nd.score or 0.0))
+            frontier = ranked[:breadth]
+            cutoff = frontier[-1].score if frontier else None
+            for nd in frontier:
+                trace.emit("keep", node=nd.id, score=nd.score)
+            for nd in ranked[breadth:]:
+                trace.emit("cut", node=nd.id, why="beam", score=nd.score, tie=nd.score == cutoff)
+    except BudgetExhausted as exc:
+        return run.result(found[0] if found else None, found[1] if found else None, exc.which)
+    return run.result(found[0] if found else None, found[1] if found else None, None)
+
+
+async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
+              client: LMClient | None, *, depth: int | None = None, prune_below: float | None = None,
+              max_children: int | None = None, trace: Trace | None = None,
+              usage: Usage | None = None) -> SearchResult:
+    """DFS: children in non-increasing score order; a child scoring below ``prune_below`` is
+    pruned; an exhausted subtree backtracks to its parent, whose state is still held as it was.
+    ``max_children`` caps how many children of one node are tried (Long's C)."""
+    trace = trace or Trace()
+    usage = usage or (client.usage if client is not None else Usage())
+    threshold = evaluator.prune_below if prune_below is None else prune_below
+    max_depth = depth or task.max_depth
+    run = _Run(task, puzzle, generator, evaluator, client, trace, usage)
+    trace.emit("search", method="tot-dfs", depth=max_depth, prune_below=threshold,
+               generator=generator.name, evaluator=evaluator.name)
+
+    async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:
+        children = await run.expand(node)
+        for child in children:
+            if child.solved:
+                answer = run.accept(child)
+                if answer is not None:
+                    return child, answer
+        open_nodes = [c for c in children if not c.solved]
+        await run.score(open_nodes)
+        ranked = sorted(open_nodes, key=lambda nd: -(nd.score or 0.0))
+        tried = 0
+        for child in ranked:
+            if (child.score or 0.0) < threshold:
+                trace.emit("cut", node=child.id, why="pruned", score=child.score)
+                continue
+            if child.depth >= max_depth or (max_children is not None and tried >= max_children):
+                trace.emit("cut", node=child.id, why="depth" if child.depth >= max_depth else "children")
+                continue
+            tried += 1
+            trace.emit("keep", node=child.id, score=child.score)
+            hit = await visit(child)
+            if hit is not None:
+                return hit
+            trace.emit("backtrack", node=child.id, to=node.id, state=task.describe(node.state))
+        return None
+
+    try:
+        hit = await visit(run.root())
+    except BudgetExhausted as exc:
+        return run.result(None, None, exc.which)
+    return run.result(hit[0] if hit else None, hit[1] if hit else None, None)

@@ -1,0 +1,80 @@
+"""The Task protocol: everything search needs to know about a puzzle, and nothing more."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Hashable, Protocol, Sequence, TypeVar, runtime_checkable
+
+from verifiers.verdict import Invalid, Verdict
+
+S = TypeVar("S", bound=Hashable)
+
+
+@dataclass(frozen=True, slots=True)
+class Thought:
+    """One proposed reasoning step, as text, with an optional prior score from its generator."""
+
+    text: str
+    prior: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ValueScale:
+    """Maps value labels to numbers (the paper: sure=20, likely=1, impossible=0.001)."""
+
+    labels: dict[str, float] = field(
+        default_factory=lambda: {"sure": 20.0, "likely": 1.0, "impossible": 0.001}
+    )
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.labels.items())))
+
+
+@runtime_checkable
+class Task(Protocol[S]):
+    """A puzzle family. States are frozen and hashable; a step never mutates a state."""
+
+    name: str
+    max_depth: int
+
+    def root(self, puzzle: str) -> S:
+        """Parse the puzzle text; raise ValueError with a one-line reason on bad input."""
+
+    def depth(self, state: S) -> int:
+        """How many thoughts led from the root to this state."""
+
+    def check(self, state: S, thought: Thought) -> Verdict[S]:
+        """The exact gate: Invalid(reason), Valid(next) or Solved(next). Never calls a model."""
+
+    def legal_thoughts(self, state: S) -> Sequence[Thought]:
+        """Every legal next thought (for enumerate-and-rank); may be empty if unsupported."""
+
+    def propose_prompt(self, state: S, chat: bool) -> str:
+        """Prompt asking for several next thoughts, one per line."""
+
+    def parse_proposals(self, state: S, text: str) -> list[Thought]:
+        """Split model text into candidate thoughts (unchecked). Never evaluates text."""
+
+    def sample_prompt(self, state: S, chat: bool) -> str:
+        """Prompt asking for exactly one next thought."""
+
+    def value_prompt(self, state: S, chat: bool) -> str:
+        """Prompt asking whether the state can still be solved (sure/likely/impossible)."""
+
+    def parse_value(self, text: str) -> str | None:
+        """The value label in a model answer, or None."""
+
+    def vote_prompt(self, states: Sequence[S], chat: bool) -> str:
+        """Prompt asking which of the numbered states is most promising."""
+
+    def oracle(self, state: S) -> bool:
+        """Exact ground truth: can this state still be completed to a solution?"""
+
+    def answer(self, state: S) -> str:
+        """The answer text of a solved state."""
+
+    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
+        """Re-verify an answer from the puzzle text alone: None when valid."""
+
+    def describe(self, state: S) -> str:
+        """Short human text of a state, for traces."""

@@ -1,0 +1,1 @@
+"""Tasks: one folder per puzzle family, each binding its prompts, parsers and exact checker."""

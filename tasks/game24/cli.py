@@ -1,0 +1,58 @@
+"""Command-line binding of Game of 24: ``tot solve game24`` and ``tot verify game24``."""
+
+from __future__ import annotations
+
+import argparse
+
+from tasks.game24.data import default_csv, load_csv, solvable_puzzles
+from tasks.game24.task import Game24, parse_puzzle
+from verifiers.arithmetic import verify_answer
+from verifiers.verdict import Invalid
+
+
+class Game24Plugin:
+    name = "game24"
+    help = "Game of 24: reach 24 from four numbers with + - * /"
+
+    def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("puzzle", nargs="?", help='four numbers, e.g. "4 9 10 13"')
+        parser.add_argument("--data", nargs="?", const="default", default=None,
+                            help="the paper's 24.csv (default: ../shared/data/tot/24/24.csv)")
+        parser.add_argument("--range", dest="ranks", default=None,
+                            help="rank range in the CSV, e.g. 901-1000")
+        parser.add_argument("--generated", action="store_true",
+                            help="all solvable puzzles from 1..13 (no CSV needed); --range picks among them")
+        parser.add_argument("--policy", choices=["reject", "repair"], default="reject",
+                            help="wrong stated results: reject the step (default) or recompute them")
+
+    def puzzles(self, args: argparse.Namespace) -> list[tuple[str, str]]:
+        if args.puzzle is not None:
+            parse_puzzle(args.puzzle)
+            return [(args.puzzle.strip(), args.puzzle)]
+        if args.generated:
+            from tasks.game24.data import parse_range
+
+            allp = solvable_puzzles()
+            lo, hi = parse_range(args.ranks) if args.ranks else (1, len(allp))
+            return [(str(i), p) for i, p in enumerate(allp, 1) if lo <= i <= hi]
+        if args.data is not None or args.ranks is not None:
+            path = default_csv() if args.data in (None, "default") else args.data
+            return [(str(rank), p) for rank, p in load_csv(path, args.ranks)]
+        raise ValueError('give a puzzle such as "4 9 10 13", or --data [FILE] --range 901-1000, or --generated')
+
+    def make_task(self, args: argparse.Namespace) -> Game24:
+        return Game24(policy=getattr(args, "policy", "reject"))
+
+    def add_verify_args(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("puzzle", help='four numbers, e.g. "4 9 10 13"')
+        parser.add_argument("answer", help='an expression, e.g. "(10 - 4) * (13 - 9)"')
+
+    def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
+        nums = parse_puzzle(args.puzzle)
+        res = verify_answer(nums, args.answer)
+        if isinstance(res, Invalid):
+            return False, f"invalid: {res.reason}"
+        return True, "valid: uses each number once and equals 24 exactly"
+
+
+PLUGIN = Game24Plugin()

@@ -1,0 +1,44 @@
+"""Re-record the embedded model's real outputs used by tests/test_replay.py.
+
+    python tests/data/record_game24.py
+
+Writes game24_gemma.sqlite (the record/replay store) and game24_gemma.json (what each run found).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from solver.run import Settings, make_client, solve
+from tasks.game24 import Game24
+
+HERE = Path(__file__).parent
+RUNS = [
+    ("4 9 10 13", "propose", "value"),
+    ("1 1 4 6", "propose", "value"),
+    ("1 1 4 6", "enumerate-rank", "likelihood"),
+    ("4 9 10 13", "sample", "value"),
+]
+
+
+async def main() -> None:
+    db = HERE / "game24_gemma.sqlite"
+    db.unlink(missing_ok=True)
+    out = []
+    for puzzle, gen, ev in RUNS:
+        s = Settings(generator=gen, evaluator=ev, cache=str(db), cache_mode="record", breadth=2)
+        client = make_client(s)
+        res = await solve(Game24(), puzzle, s, client)
+        summ = res.summary()
+        out.append({"puzzle": puzzle, "generator": gen, "evaluator": ev, "breadth": 2,
+                    **{k: summ[k] for k in ("answer", "verified", "proposed", "rejected", "expanded", "calls")}})
+        print(out[-1])
+        assert client is not None
+        await client.close()
+    (HERE / "game24_gemma.json").write_text(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,74 @@
+"""Recorded real outputs of the embedded model, replayed without loading it."""
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from solver.budget import Usage
+from solver.lm.base import GenParams, LMError
+from solver.lm.cache import Cache, CacheMiss
+from solver.lm.client import LMClient
+from solver.lm.local import DEFAULT_MODEL
+from solver.run import Settings, solve
+from tasks.game24 import Game24
+from tests.fakes import ScriptedBackend
+
+DATA = Path(__file__).parent / "data"
+RUNS = json.loads((DATA / "game24_gemma.json").read_text())
+
+
+class NoModel(ScriptedBackend):
+    """Looks like the embedded model to the cache, but fails if a request gets through."""
+
+    def __init__(self) -> None:
+        super().__init__(name=DEFAULT_MODEL)
+        self.name = f"local:{DEFAULT_MODEL}"
+
+    async def complete(self, prompt, params):
+        raise AssertionError("replay reached the model")
+
+    async def score(self, prompt, continuations):
+        raise AssertionError("replay reached the model")
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r['puzzle']}-{r['generator']}-{r['evaluator']}")
+def test_replay_reproduces_recorded_run(run, tmp_path):
+    db = tmp_path / "store.sqlite"
+    shutil.copy(DATA / "game24_gemma.sqlite", db)
+    s = Settings(generator=run["generator"], evaluator=run["evaluator"], breadth=run["breadth"],
+                 cache=str(db), cache_mode="replay")
+    client = LMClient(NoModel(), Usage(), Cache(db), "replay")
+    res = asyncio.run(solve(Game24(), run["puzzle"], s, client))
+    got = res.summary()
+    for key in ("answer", "verified", "proposed", "rejected", "expanded", "calls"):
+        assert got[key] == run[key], key
+    assert got["backend_calls"] == 0
+
+
+def test_replay_miss_is_a_clear_error(tmp_path):
+    client = LMClient(NoModel(), Usage(), Cache(tmp_path / "empty.sqlite"), "replay")
+    with pytest.raises(CacheMiss, match="replay-only cache has no recording"):
+        asyncio.run(client.complete("never seen", GenParams()))
+
+
+def test_record_then_replay_with_fake(tmp_path):
+    db = tmp_path / "s.sqlite"
+    backend = ScriptedBackend(lambda p, g, i: f"{p}#{i}")
+    rec = LMClient(backend, Usage(), Cache(db), "record")
+    texts = asyncio.run(rec.complete("hello", GenParams(n=3)))
+    assert texts == ["hello#0", "hello#1", "hello#2"]
+    asyncio.run(rec.close())
+
+    class Dead(ScriptedBackend):
+        async def complete(self, prompt, params):
+            raise LMError("must not be called")
+
+    dead = Dead()
+    dead.name, dead.model = backend.name, backend.model
+    rep = LMClient(dead, Usage(), Cache(db), "replay")
+    assert asyncio.run(rep.complete("hello", GenParams(n=3))) == texts
+    with pytest.raises(CacheMiss):  # a different temperature is a different request
+        asyncio.run(rep.complete("hello", GenParams(n=3, temperature=0.1)))

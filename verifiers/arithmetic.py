@@ -1,0 +1,264 @@
+"""Exact rational arithmetic for Game of 24: step parsing, step checking, answer checking, oracle.
+
+Model text is only ever tokenised and parsed under a whitelist; it is never evaluated.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cache
+from typing import Iterable, Literal
+
+from verifiers.verdict import Invalid
+
+Policy = Literal["reject", "repair"]
+MAX_NUMBER_CHARS = 24
+MAX_ANSWER_CHARS = 300
+MAX_PAREN_DEPTH = 40
+
+# Operator spellings models actually write, mapped to the four canonical ones.
+_OPS = {"+": "+", "-": "-", "\u2212": "-", "\u2013": "-", "*": "*", "\u00d7": "*", "x": "*",
+        "X": "*", "\u22c5": "*", "\u00b7": "*", "/": "/", "\u00f7": "/", ":": "/"}
+_NUM = r"-?\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?"
+_OP = r"[+\-\u2212\u2013*\u00d7xX\u22c5\u00b7/\u00f7:]"
+_STEP_RE = re.compile(
+    rf"^\s*(?P<a>{_NUM})\s*(?P<op>{_OP})\s*(?P<b>{_NUM})\s*=\s*(?P<c>{_NUM})"
+    r"\s*(?:\(\s*left\s*:?\s*(?P<left>[^()]*)\)\s*)?[.,;]?\s*$"
+)
+
+
+def parse_number(text: str) -> Fraction:
+    """Parse ``12``, ``-5``, ``2.5`` or ``8/3`` exactly; raise ValueError otherwise."""
+    text = text.strip().replace("\u2212", "-")
+    if not text or len(text) > MAX_NUMBER_CHARS or not re.fullmatch(_NUM, text):
+        raise ValueError(f"not a number: {text[:30]!r}")
+    if "/" in text:
+        num, den = text.split("/", 1)
+        d = Fraction(den)
+        if d == 0:
+            raise ValueError(f"zero denominator in {text!r}")
+        return Fraction(num) / d
+    return Fraction(text)
+
+
+def format_number(value: Fraction) -> str:
+    """Canonical text of an exact number: ``5``, ``-5`` or ``8/3``."""
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def apply_op(a: Fraction, op: str, b: Fraction) -> Fraction | None:
+    """Exact ``a op b``; None for division by zero."""
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return None if b == 0 else a / b
+    raise ValueError(f"unknown operator {op!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A checked step: operands (by position in the current numbers), operator and result."""
+
+    i: int
+    j: int
+    op: str
+    result: Fraction
+    left: tuple[Fraction, ...]
+    note: str = ""
+
+
+def parse_step(text: str) -> tuple[Fraction, str, Fraction, Fraction, tuple[Fraction, ...] | None]:
+    """Split ``a op b = c (left: x y z)`` into exact parts; raise ValueError on bad syntax."""
+    if len(text) > 200:
+        raise ValueError("step text is too long")
+    m = _STEP_RE.match(text.replace("\u2212", "-"))
+    if not m:
+        raise ValueError(f"not of the form 'a op b = c (left: ...)': {text.strip()[:60]!r}")
+    a, b, c = parse_number(m["a"]), parse_number(m["b"]), parse_number(m["c"])
+    left: tuple[Fraction, ...] | None = None
+    if m["left"] is not None:
+        parts = [p for p in re.split(r"[\s,]+", m["left"].strip()) if p]
+        left = tuple(parse_number(p) for p in parts)
+    return a, _OPS[m["op"]], b, c, left
+
+
+def _remove(numbers: tuple[Fraction, ...], a: Fraction, b: Fraction) -> tuple[int, int] | None:
+    try:
+        i = numbers.index(a)
+    except ValueError:
+        return None
+    for j, v in enumerate(numbers):
+        if j != i and v == b:
+            return i, j
+    return None
+
+
+def check_step(numbers: tuple[Fraction, ...], text: str, policy: Policy = "reject") -> Step | Invalid:
+    """Check one step against the numbers still available, exactly.
+
+    ``reject`` refuses any wrong fact. ``repair`` trusts only ``a op b`` (the operands must still
+    be available and the operation defined), recomputes the result and the left list, and says so
+    in ``note``.
+    """
+    try:
+        a, op, b, c, left = parse_step(text)
+    except ValueError as exc:
+        return Invalid(str(exc))
+    pos = _remove(numbers, a, b)
+    if pos is None:
+        have = " ".join(format_number(n) for n in numbers)
+        return Invalid(f"operands {format_number(a)} and {format_number(b)} are not both available in [{have}]")
+    i, j = pos
+    true_c = apply_op(a, op, b)
+    if true_c is None:
+        return Invalid("division by zero")
+    rest = tuple(n for k, n in enumerate(numbers) if k not in (i, j))
+    true_left = rest + (true_c,)
+    notes = []
+    if c != true_c:
+        msg = f"{format_number(a)} {op} {format_number(b)} is {format_number(true_c)}, not {format_number(c)}"
+        if policy == "reject":
+            return Invalid(msg)
+        notes.append(msg)
+    if left is None:
+        if policy == "reject":
+            return Invalid("missing '(left: ...)' list")
+        notes.append("left list missing")
+    elif Counter(left) != Counter(true_left):
+        msg = (f"left list [{' '.join(format_number(n) for n in left)}] should be "
+               f"[{' '.join(format_number(n) for n in sorted(true_left))}]")
+        if policy == "reject":
+            return Invalid(msg)
+        notes.append(msg)
+    note = ("repaired: " + "; ".join(notes)) if notes else ""
+    return Step(i, j, op, true_c, tuple(sorted(true_left)), note)
+
+
+def legal_steps(numbers: tuple[Fraction, ...]) -> list[tuple[int, int, str, Fraction]]:
+    """Every defined ``numbers[i] op numbers[j]`` (both orders for - and /), without duplicates."""
+    seen: set[tuple[Fraction, str, Fraction]] = set()
+    out = []
+    for i in range(len(numbers)):
+        for j in range(len(numbers)):
+            if i == j:
+                continue
+            a, b = numbers[i], numbers[j]
+            for op in "+-*/":
+                if op in "+*" and i > j:
+                    continue
+                key = (a, op, b) if op in "-/" or a <= b else (b, op, a)
+                if key in seen:
+                    continue
+                r = apply_op(a, op, b)
+                if r is None:
+                    continue
+                seen.add(key)
+                out.append((i, j, op, r))
+    return out
+
+
+@cache
+def _solvable_sorted(numbers: tuple[Fraction, ...], target: Fraction) -> bool:
+    if len(numbers) == 1:
+        return numbers[0] == target
+    for i, j, _op, r in legal_steps(numbers):
+        rest = [n for k, n in enumerate(numbers) if k not in (i, j)]
+        if _solvable_sorted(tuple(sorted(rest + [r])), target):
+            return True
+    return False
+
+
+def can_reach(numbers: Iterable[Fraction | int], target: int = 24) -> bool:
+    """Exact oracle: can these numbers, each used once with + - * /, make ``target``?"""
+    return _solvable_sorted(tuple(sorted(Fraction(n) for n in numbers)), Fraction(target))
+
+
+# ---- final answers -------------------------------------------------------------------------
+
+_ANSWER_PREFIX = re.compile(r"^\s*(?:answer\s*:)?\s*", re.IGNORECASE)
+
+
+class _Eval(ast.NodeVisitor):
+    """Evaluates a whitelisted arithmetic tree with Fractions and collects its leaves."""
+
+    def __init__(self) -> None:
+        self.leaves: list[Fraction] = []
+
+    def value(self, node: ast.AST) -> Fraction:
+        if isinstance(node, ast.Expression):
+            return self.value(node.body)
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            self.leaves.append(Fraction(node.value))
+            return Fraction(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub, ast.Mult, ast.Div):
+            left, right = self.value(node.left), self.value(node.right)
+            if isinstance(node.op, ast.Add):
+                return left + right
+            if isinstance(node.op, ast.Sub):
+                return left - right
+            if isinstance(node.op, ast.Mult):
+                return left * right
+            if right == 0:
+                raise ZeroDivisionError
+            return left / right
+        raise ValueError(f"'{type(node).__name__}' is not allowed; only integers, + - * / and brackets")
+
+
+def verify_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> Invalid | Fraction:
+    """Check a final expression exactly: each puzzle number used once, value equal to ``target``.
+
+    Returns the exact value on success or ``Invalid(reason)``. Accepts an optional ``Answer:``
+    prefix, a trailing ``= 24``, and the operator spellings × ÷ −.
+    """
+    if not isinstance(answer, str):
+        return Invalid("answer is not text")
+    text = _ANSWER_PREFIX.sub("", answer.strip(), count=1)
+    if len(text) > MAX_ANSWER_CHARS:
+        return Invalid(f"answer longer than {MAX_ANSWER_CHARS} characters")
+    text = text.replace("\u00d7", "*").replace("\u00f7", "/").replace("\u2212", "-").replace("\u2013", "-")
+    text = re.sub(r"(?<=[\d)\s])[xX](?=[\s\d(])", "*", text)
+    if "=" in text:
+        lhs, _, rhs = text.partition("=")
+        if rhs.strip() not in (str(target), ""):
+            return Invalid(f"the stated result {rhs.strip()[:20]!r} is not {target}")
+        text = lhs
+    if not re.fullmatch(r"[\d\s+\-*/().]*", text) or not text.strip():
+        bad = next((ch for ch in text if not re.match(r"[\d\s+\-*/().]", ch)), None)
+        return Invalid(f"unexpected character {bad!r}" if bad else "empty answer")
+    depth = 0
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth > MAX_PAREN_DEPTH:
+            return Invalid("brackets nested too deeply")
+        if depth < 0:
+            return Invalid("unbalanced brackets")
+    if "**" in text or "//" in text:
+        return Invalid("only + - * / are allowed")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return Invalid("not a well-formed arithmetic expression")
+    ev = _Eval()
+    try:
+        value = ev.value(tree)
+    except ZeroDivisionError:
+        return Invalid("division by zero")
+    except (ValueError, RecursionError) as exc:
+        return Invalid(str(exc) or "expression too deep")
+    want = Counter(Fraction(n) for n in puzzle)
+    if Counter(ev.leaves) != want:
+        used = " ".join(format_number(n) for n in ev.leaves)
+        need = " ".join(format_number(n) for n in sorted(want.elements()))
+        return Invalid(f"uses numbers [{used}] but the puzzle has [{need}]")
+    if value != target:
+        return Invalid(f"evaluates to {format_number(value)}, not {target}")
+    return value
