@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
+import inspect
 import json
 import os
 import sys
@@ -21,6 +23,12 @@ from solver.lm.cache import CacheMiss
 from solver.plugins import TaskPlugin, load_plugins
 from solver.run import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, Settings, make_client, solve
 from solver.trace import Trace
+
+
+# Further subcommands (bench, audit, show, ...) live in their own modules. Each module defines
+# ``add_parser(subparsers, plugins)`` and ``run(args, plugins) -> int`` (sync or async) and is
+# listed here by import path.
+COMMAND_MODULES: tuple[str, ...] = ()
 
 
 class UsageError(Exception):
@@ -94,6 +102,8 @@ def build_parser(plugins: dict[str, TaskPlugin]) -> argparse.ArgumentParser:
         _add_search_args(sp)
         vp = verify_tasks.add_parser(name, help=plugin.help)
         plugin.add_verify_args(vp)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_parser(sub, plugins)
     return parser
 
 
@@ -162,6 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         plugins = load_plugins()
         parser = build_parser(plugins)
         args = parser.parse_args(argv)
+        if args.command not in ("solve", "verify"):
+            module = next(m for m in COMMAND_MODULES if m.rsplit(".", 1)[-1] == args.command)
+            outcome = importlib.import_module(module).run(args, plugins)
+            return int(asyncio.run(outcome) if inspect.isawaitable(outcome) else outcome)
         plugin = plugins[args.task]
         if args.command == "verify":
             ok, message = plugin.verify(args)
