@@ -24,7 +24,6 @@ from solver.plugins import TaskPlugin, load_plugins
 from solver.run import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, Settings, make_client, solve
 from solver.trace import Trace
 
-
 # Further subcommands (bench, audit, show, ...) live in their own modules. Each module defines
 # ``add_parser(subparsers, plugins)`` and ``run(args, plugins) -> int`` (sync or async) and is
 # listed here by import path.
