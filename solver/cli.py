@@ -174,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command not in ("solve", "verify"):
             module = next(m for m in COMMAND_MODULES if m.rsplit(".", 1)[-1] == args.command)
             outcome = importlib.import_module(module).run(args, plugins)
-            return int(asyncio.run(outcome) if inspect.isawaitable(outcome) else outcome)
+            return int(asyncio.run(outcome) if inspect.iscoroutine(outcome) else outcome)
         plugin = plugins[args.task]
         if args.command == "verify":
             ok, message = plugin.verify(args)
