@@ -45,7 +45,7 @@ async def run(args: argparse.Namespace) -> None:
     clients: dict[str, object] = {}
     with out.open("a") as fh:
         for cfg in args.configs.split(","):
-            method, gen, ev = parse_config(cfg)
+            method, gen, ev = parse_config(cfg.split("@")[0])
             s = Settings(method=method, generator=gen, evaluator=ev, breadth=args.breadth, seed=args.seed,
                          model=args.model, base_url=args.base_url,
                          backend="openai" if args.model or args.base_url else "local")
@@ -55,7 +55,7 @@ async def run(args: argparse.Namespace) -> None:
             for rank, puzzle in puzzles:
                 if (rank, cfg) in done:
                     continue
-                res = await solve(Game24(), puzzle, s, client)
+                res = await solve(Game24(policy=args.policy), puzzle, s, client)
                 row = {"rank": rank, "puzzle": puzzle, "config": cfg, **res.summary()}
                 fh.write(json.dumps(row) + "\n")
                 fh.flush()
@@ -90,9 +90,11 @@ def main() -> None:
     p.add_argument("--range", default="901-1000")
     p.add_argument("--limit", type=int, default=None, help="only the first N puzzles of the range")
     p.add_argument("--data", default=None)
-    p.add_argument("--configs", default="tot-bfs:enumerate:oracle,tot-bfs:propose:value")
+    p.add_argument("--configs", default="tot-bfs:enumerate:oracle,tot-bfs:propose:value",
+                   help="METHOD:GENERATOR:EVALUATOR[@LABEL],... (a label keeps runs with other options apart)")
     p.add_argument("--breadth", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--policy", choices=["reject", "repair"], default="reject")
     p.add_argument("--model", default=None)
     p.add_argument("--base-url", default=None)
     p.add_argument("--out", default="benchmarks/results/game24.jsonl")

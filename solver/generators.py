@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -81,7 +82,39 @@ class EnumerateRank:
         return [ranked[i] for i in order]
 
 
-GENERATORS = ("propose", "sample", "enumerate-rank", "enumerate")
+_CHOICE_RE = re.compile(r"^\s*\(?(\d{1,4})\b")
+
+
+@dataclass(slots=True)
+class EnumerateChoice:
+    """For weak models without log-probabilities: the checker enumerates every legal next thought,
+    the task lists them numbered, and ``n`` sampled answers each pick one; thoughts are ordered by
+    how many picks they got (ties keep the task's order). Needs the task's ``choice_prompt``."""
+
+    n: int = 5
+    params: GenParams = field(default_factory=lambda: GenParams(temperature=0.7, max_tokens=6, stop=("\n",)))
+    chat: bool = False
+    name: str = "enumerate-choice"
+
+    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+        thoughts = list(task.legal_thoughts(state))
+        make_prompt = getattr(task, "choice_prompt", None)
+        if not thoughts or client is None or make_prompt is None:
+            return thoughts
+        p = self.params
+        params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
+                           seed=p.seed, chat=self.chat)
+        texts = await client.complete(make_prompt(state, thoughts, self.chat), params, "choice")
+        votes = [0] * len(thoughts)
+        for text in texts:
+            m = _CHOICE_RE.match(text)
+            if m and 1 <= int(m.group(1)) <= len(thoughts):
+                votes[int(m.group(1)) - 1] += 1
+        order = sorted(range(len(thoughts)), key=lambda i: -votes[i])
+        return [Thought(thoughts[i].text, float(votes[i])) for i in order]
+
+
+GENERATORS = ("propose", "sample", "enumerate-rank", "enumerate-choice", "enumerate")
 
 
 def make_generator(name: str, *, k: int = 5, temperature: float = 0.7, seed: int | None = 0,
@@ -92,6 +125,8 @@ def make_generator(name: str, *, k: int = 5, temperature: float = 0.7, seed: int
         return Sample(k, GenParams(temperature=temperature, max_tokens=48, seed=seed, stop=("\n",)), chat)
     if name == "enumerate-rank":
         return EnumerateRank(True, chat)
+    if name == "enumerate-choice":
+        return EnumerateChoice(k, GenParams(temperature=temperature, max_tokens=6, stop=("\n",), seed=seed), chat)
     if name == "enumerate":
         return EnumerateRank(False, chat, name="enumerate")
     raise ValueError(f"unknown generator {name!r}; choose one of {', '.join(GENERATORS)}")

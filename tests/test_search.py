@@ -179,3 +179,18 @@ def test_gate_in_task_check_is_exact():
     assert isinstance(task.check(st, Thought("13 - 9 = 5 (left: 4 5 10)")), Invalid)
     v = task.check(st, Thought("13 - 9 = 4 (left: 4 4 10)"))
     assert not isinstance(v, Invalid) and v.state.text() == "4 4 10"
+
+
+def test_choice_generator_orders_by_votes_and_ignores_garbage():
+    from solver.generators import EnumerateChoice
+
+    task = Game24()
+    st = task.root("2 3 8 9")
+    picks = [" 3", " 3", " 999", "abc", " 1"]
+    backend = ScriptedBackend(lambda p, g, i: picks[i])
+    out = run(EnumerateChoice(n=5)(task, st, client_for(backend)))
+    legal = [t.text for t in task.legal_thoughts(st)]
+    assert sorted(t.text for t in out) == sorted(legal)
+    assert out[0].text == legal[2] and out[0].prior == 2.0
+    assert out[1].text == legal[0] and out[1].prior == 1.0
+    assert all(t.prior == 0.0 for t in out[2:])
