@@ -1,0 +1,624 @@
+"""``tot audit``: how often did the evaluator cut a state that could still be solved?
+
+Every scored state of a trace is rebuilt with the task's ``restore`` (solver/task.py,
+``Restorable``) and judged by the task's exact ``oracle``. Figures per group of runs (one trace
+file, one task, one method/generator/evaluator/model) and per depth:
+
+- confusion of the evaluator's judgement class against the exact truth, and calibration
+  P(solvable | class);
+- false-prune rate = solvable states cut / solvable states evaluated, with the cuts split into
+  ``pruned`` (judged below the pruning threshold), ``beam`` (lost to the beam; ``tie`` counts those
+  whose score equalled the last kept one, so order decided) and ``other`` (depth or child limits);
+- puzzles whose root was solvable but that lost every solvable state, and at which step;
+- every rate with its 95% Wilson interval.
+
+Duplicates are cut before they are scored, so they are not evaluated states. A state reached
+through a step the exact gate refuses (``invalid`` or ``unchecked`` verdicts, as in imported
+logs of searches without a gate) is counted as ``invalid``, apart from solvable and unsolvable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from solver.plugins import TaskPlugin
+from solver.stats import Proportion
+from solver.task import Restorable, ValueScale
+from solver.trace import read_trace
+
+SCHEMA = "tot-audit/1"
+CUT_KINDS = ("pruned", "beam", "other")
+_OTHER_CUTS = ("depth", "children")
+_MAX_SCORE_CLASSES = 8  # more distinct raw scores than this are binned into quartiles
+LOG_IMPORTERS = "tot.log_importers"  # entry-point group: task name -> importer of foreign logs
+
+Oracle = Callable[[str, str], bool]  # (puzzle, state description) -> solvable
+
+
+# ---- reading traces --------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class NodeRec:
+    """What a trace says about one node."""
+
+    id: int
+    depth: int = 0
+    parent: int | None = None
+    state: str | None = None
+    verdict: str | None = None  # valid | solved | invalid | unchecked
+    kind: str | None = None  # why a refused step was refused, when the trace says (imported logs)
+    scored: bool = False
+    score: float | None = None
+    detail: Any = None
+    fate: str = "open"  # kept | pruned | beam | depth | children | duplicate | open
+    tie: bool = False
+
+
+@dataclass(slots=True)
+class Run:
+    """One search of one puzzle, as recorded between a ``start`` event and the next."""
+
+    meta: dict[str, Any]
+    root: NodeRec | None = None
+    nodes: dict[int, NodeRec] = field(default_factory=dict)
+    answered: bool = False  # an answer passed the task's own re-verification
+    answers: list[int] = field(default_factory=list)  # nodes of those answers
+    stopped_by: str | None = None
+    ended: bool = False  # False: the trace stops before the search did (a killed run)
+    rejected: Counter[str] = field(default_factory=Counter)  # gate refusals that made no node
+
+    @property
+    def task(self) -> str:
+        return str(self.meta.get("task") or "?")
+
+    @property
+    def puzzle(self) -> str:
+        return str(self.meta.get("puzzle") or "")
+
+
+def split_runs(events: Iterable[dict[str, Any]]) -> list[Run]:
+    """Cut a trace (possibly many puzzles appended to one file) into runs."""
+    runs: list[Run] = []
+    cur: Run | None = None
+    for ev in events:
+        kind = ev.get("event")
+        if kind == "start" or cur is None or (kind == "root" and cur.root is not None):
+            meta = {k: v for k, v in ev.items() if k not in ("event", "t")} if kind == "start" else {}
+            cur = Run(meta)
+            runs.append(cur)
+        _apply(cur, ev)
+    return [r for r in runs if r.root is not None]
+
+
+def _node(run: Run, ev: dict[str, Any]) -> NodeRec | None:
+    nid = ev.get("node")
+    if not isinstance(nid, int):
+        return None
+    if nid not in run.nodes:
+        run.nodes[nid] = NodeRec(nid)
+    return run.nodes[nid]
+
+
+def _apply(run: Run, ev: dict[str, Any]) -> None:
+    kind = ev.get("event")
+    if kind == "search":
+        for key in ("method", "generator", "evaluator"):
+            run.meta.setdefault(key, ev.get(key))
+    elif kind == "root":
+        nd = _node(run, ev)
+        if nd is not None:
+            nd.state, nd.verdict, nd.fate = ev.get("state"), "valid", "kept"
+            run.root = nd
+    elif kind == "proposal":
+        nd = _node(run, ev)
+        if nd is not None:
+            nd.parent, nd.depth = ev.get("parent"), int(ev.get("depth") or 0)
+    elif kind == "verdict":
+        nd = _node(run, ev)
+        if nd is None:  # a refused thought gets no node
+            run.rejected[str(ev.get("kind") or "refused by the gate")] += 1
+            return
+        nd.verdict, nd.state, nd.kind = ev.get("verdict"), ev.get("state"), ev.get("kind")
+    elif kind == "score":
+        nd = _node(run, ev)
+        if nd is not None:
+            nd.scored, nd.score, nd.detail = True, _num(ev.get("score")), ev.get("detail")
+    elif kind == "keep":
+        nd = _node(run, ev)
+        if nd is not None:
+            nd.fate = "kept"
+    elif kind == "cut":
+        nd = _node(run, ev)
+        if nd is not None:
+            nd.fate, nd.tie = str(ev.get("why") or "other"), bool(ev.get("tie"))
+    elif kind == "answer":
+        if ev.get("verified"):
+            run.answered = True
+            if isinstance(ev.get("node"), int):
+                run.answers.append(ev["node"])
+    elif kind == "end":
+        run.stopped_by, run.ended = ev.get("stopped_by"), True
+
+
+def _num(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+# ---- judgement classes -----------------------------------------------------------------------
+
+def judgement_class(evaluator: str, score: float | None, detail: Any,
+                    scale: ValueScale | None = None) -> str | None:
+    """The evaluator's judgement of one state as a class label, or None when only the raw score
+    says anything (classes are then made from scores, see ``score_classes``).
+
+    value: the best label among the samples (the sum of mapped labels is ordered that way:
+    any ``sure`` outweighs any number of ``likely``); ``none`` when no sample had a label.
+    likelihood: the most probable label. vote: the number of votes. oracle: 1 or 0.
+    """
+    labels = (scale or ValueScale()).labels
+    if isinstance(detail, dict):
+        if isinstance(detail.get("class"), str):  # a class the producer of the trace named
+            return str(detail["class"])
+        if "error" in detail:
+            return "error"
+        if isinstance(detail.get("labels"), list):
+            present = [lab for lab in detail["labels"] if isinstance(lab, str)]
+            if not present:
+                return "none"
+            return max(present, key=lambda lab: (labels.get(lab, 0.0), lab))
+        if isinstance(detail.get("p"), dict) and detail["p"]:
+            probs = {k: _num(v) or 0.0 for k, v in detail["p"].items()}
+            return max(probs, key=lambda k: (probs[k], -list(probs).index(k)))
+        if "votes" in detail:
+            return f"{detail['votes']} votes"
+    if evaluator == "oracle" and score is not None:
+        return "1" if score >= 0.5 else "0"
+    return None
+
+
+def score_classes(scores: Sequence[float | None]) -> list[str]:
+    """Classes from raw scores: each distinct score when there are few, else score quartiles,
+    named by their range, e.g. ``Q2 [-8.1, -5.3)``."""
+    known = sorted({s for s in scores if s is not None})
+    if len(known) <= _MAX_SCORE_CLASSES:
+        return ["no score" if s is None else f"score {s:g}" for s in scores]
+    ordered = sorted(s for s in scores if s is not None)
+    bounds = [ordered[0]] + [ordered[min(len(ordered) - 1, (len(ordered) * q) // 4)] for q in (1, 2, 3)]
+    names = [f"Q{q + 1} [{bounds[q]:.3g}, {bounds[q + 1]:.3g})" for q in range(3)]
+    names.append(f"Q4 [{bounds[3]:.3g}, {ordered[-1]:.3g}]")
+    out = []
+    for s in scores:
+        out.append("no score" if s is None else names[sum(s >= c for c in bounds[1:])])
+    return out
+
+
+# ---- ground truth ----------------------------------------------------------------------------
+
+def default_task(plugin: TaskPlugin) -> Any:
+    """The task a plugin makes with every ``tot solve TASK`` option at its default."""
+    parser = argparse.ArgumentParser(add_help=False)
+    plugin.add_solve_args(parser)
+    # argparse keeps no public list of its options; _actions is stable across Python versions.
+    defaults = {a.dest: a.default for a in parser._actions if a.dest != argparse.SUPPRESS}
+    return plugin.make_task(argparse.Namespace(**defaults))
+
+
+def make_oracle(task: Any) -> Oracle | str:
+    """A memoised (puzzle, description) -> solvable judge, or the reason there is none."""
+    if not isinstance(task, Restorable):
+        return f"task {task.name!r} has no restore(puzzle, description); its states cannot be rebuilt"
+    memo: dict[tuple[str, str], bool] = {}
+    full: Any = task  # a Task that is also Restorable
+
+    def judge(puzzle: str, description: str) -> bool:
+        key = (puzzle, description)
+        if key not in memo:
+            memo[key] = bool(full.oracle(full.restore(puzzle, description)))
+        return memo[key]
+
+    return judge
+
+
+def truths(run: Run, judge: Oracle) -> tuple[bool, dict[int, str]]:
+    """(root solvable, node id -> solvable | unsolvable | invalid | unknown)."""
+    out: dict[int, str] = {}
+
+    def truth(nd: NodeRec) -> str:
+        if nd.id in out:
+            return out[nd.id]
+        parent = run.nodes.get(nd.parent) if nd.parent is not None else None
+        if nd.verdict in ("invalid", "unchecked") or (nd.verdict != "solved" and parent is not None
+                                                     and parent is not nd and truth(parent) == "invalid"):
+            res = "invalid"
+        elif nd.state is None:
+            # A solved state without its text (e.g. an imported answer): it passed the exact answer check.
+            res = "solvable" if nd.verdict == "solved" else "unknown"
+        else:
+            try:
+                res = "solvable" if judge(run.puzzle, nd.state) else "unsolvable"
+            except ValueError:
+                res = "unknown"
+        out[nd.id] = res
+        return res
+
+    for nd in run.nodes.values():
+        truth(nd)
+    root_ok = run.root is not None and out.get(run.root.id) == "solvable"
+    return root_ok, out
+
+
+# ---- figures ---------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Tally:
+    """Counts over a set of evaluated states."""
+
+    evaluated: int = 0
+    truth: Counter[str] = field(default_factory=Counter)
+    kept: Counter[str] = field(default_factory=Counter)  # truth -> kept
+    cuts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # kind -> truth
+    ties: Counter[str] = field(default_factory=Counter)  # truth -> beam cuts decided by order
+    classes: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # class -> truth
+    class_cuts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+
+    def add(self, truth: str, fate: str, tie: bool, klass: str) -> None:
+        self.evaluated += 1
+        self.truth[truth] += 1
+        self.classes[klass][truth] += 1
+        if fate == "kept":
+            self.kept[truth] += 1
+        cut = "pruned" if fate == "pruned" else "beam" if fate == "beam" else "other" if fate in _OTHER_CUTS else None
+        if cut is not None:
+            self.cuts[cut][truth] += 1
+            self.class_cuts[klass][truth] += 1
+            if cut == "beam" and tie:
+                self.ties[truth] += 1
+
+    def as_dict(self) -> dict[str, Any]:
+        solv, unsolv = self.truth["solvable"], self.truth["unsolvable"]
+        cut_solv = sum(self.cuts[k]["solvable"] for k in CUT_KINDS)
+        cut_unsolv = sum(self.cuts[k]["unsolvable"] for k in CUT_KINDS)
+        classes = {}
+        for klass in sorted(self.classes, key=_class_order):
+            c, cc = self.classes[klass], self.class_cuts[klass]
+            classes[klass] = {
+                "solvable": c["solvable"], "unsolvable": c["unsolvable"], "invalid": c["invalid"],
+                "unknown": c["unknown"], "solvable_cut": cc["solvable"], "unsolvable_cut": cc["unsolvable"],
+                "p_solvable": Proportion(c["solvable"], c["solvable"] + c["unsolvable"]).as_dict(),
+            }
+        return {
+            "evaluated": self.evaluated, "solvable": solv, "unsolvable": unsolv,
+            "invalid": self.truth["invalid"], "unknown": self.truth["unknown"],
+            "kept": {"solvable": self.kept["solvable"], "unsolvable": self.kept["unsolvable"],
+                     "invalid": self.kept["invalid"]},
+            "cut": {k: {"solvable": self.cuts[k]["solvable"], "unsolvable": self.cuts[k]["unsolvable"],
+                        "invalid": self.cuts[k]["invalid"]} for k in CUT_KINDS},
+            "beam_ties": {"solvable": self.ties["solvable"], "unsolvable": self.ties["unsolvable"],
+                          "invalid": self.ties["invalid"]},
+            "false_prune": Proportion(cut_solv, solv).as_dict(),
+            "false_prune_pruned": Proportion(self.cuts["pruned"]["solvable"], solv).as_dict(),
+            "false_prune_beam": Proportion(self.cuts["beam"]["solvable"], solv).as_dict(),
+            "false_prune_beam_tie": Proportion(self.ties["solvable"], solv).as_dict(),
+            "true_prune": Proportion(cut_unsolv, unsolv).as_dict(),
+            "classes": classes,
+        }
+
+
+def _class_order(klass: str) -> tuple[int, str]:
+    rank = {"sure": 0, "likely": 1, "impossible": 2, "none": 3, "error": 4, "1": 0, "0": 1}
+    return rank.get(klass, 5), klass
+
+
+@dataclass(slots=True)
+class Lost:
+    puzzle: str
+    step: int | None  # first depth with no solvable state kept (None: kept one at every depth)
+    cause: str  # cut: pruned/beam/... | not proposed | undecided | other
+
+
+def lost_step(run: Run, truth: dict[int, str]) -> Lost:
+    """Where a run whose root was solvable lost its last solvable state."""
+    found = _lost_step(run, truth)
+    if run.stopped_by:
+        found.cause += f"; the {run.stopped_by} budget ran out"
+    if not run.ended:
+        found.cause += "; the trace ends before the search did"
+    return found
+
+
+def _lost_step(run: Run, truth: dict[int, str]) -> Lost:
+    by_depth: dict[int, list[NodeRec]] = defaultdict(list)
+    for nd in run.nodes.values():
+        if nd is not run.root and truth.get(nd.id) == "solvable" and nd.fate != "duplicate":
+            by_depth[nd.depth].append(nd)
+    max_depth = max((nd.depth for nd in run.nodes.values()), default=0)
+    for depth in range(1, max_depth + 2):
+        here = by_depth.get(depth, [])
+        if any(nd.fate == "kept" or nd.verdict == "solved" for nd in here):
+            continue
+        if not here:
+            return Lost(run.puzzle, depth, "not proposed")
+        fates = Counter(nd.fate for nd in here)
+        if fates.get("open"):
+            return Lost(run.puzzle, depth, "undecided")
+        return Lost(run.puzzle, depth, "cut: " + ", ".join(f"{k} {v}" for k, v in sorted(fates.items())))
+    return Lost(run.puzzle, None, "other")
+
+
+@dataclass(slots=True)
+class Group:
+    """Runs of one source with the same task and search settings."""
+
+    source: str
+    meta: dict[str, Any]
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def task(self) -> str:
+        return str(self.meta.get("task") or "?")
+
+
+_GROUP_KEYS = ("task", "method", "generator", "evaluator", "model")
+
+
+def group_runs(source: str, runs: Iterable[Run]) -> list[Group]:
+    groups: dict[tuple[Any, ...], Group] = {}
+    for run in runs:
+        if run.meta.get("gate") is False and not str(run.meta.get("method", "")).endswith(":no-gate"):
+            run.meta["method"] = f"{run.meta.get('method')}:no-gate"  # the gate-off ablation is apart
+        key = tuple(str(run.meta.get(k)) for k in _GROUP_KEYS)
+        if key not in groups:
+            groups[key] = Group(source, {k: run.meta.get(k) for k in _GROUP_KEYS})
+        groups[key].runs.append(run)
+    return list(groups.values())
+
+
+def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
+    """The JSON object of one group (keys documented in the README)."""
+    out: dict[str, Any] = {"source": group.source, **group.meta, "runs": len(group.runs)}
+    extra = [dict(r.meta.get("audit") or {}) for r in group.runs]
+    rejected: Counter[str] = Counter()
+    for r in group.runs:
+        rejected.update(r.rejected)
+    if isinstance(judge, str):
+        out["unsupported"] = judge
+        return out
+    records: list[tuple[Run, NodeRec, str]] = []
+    solvable_roots = answered = correct = 0
+    lost: list[Lost] = []
+    for run in group.runs:
+        root_ok, truth = truths(run, judge)
+        solvable_roots += root_ok
+        answered += run.answered
+        # An accepted answer counts only when the oracle agrees: a task's answer check may be
+        # weaker than its ground truth (a crossword grid can be consistent yet not the answer).
+        right = any(truth.get(n) == "solvable" for n in run.answers)
+        correct += right
+        if root_ok and not right:
+            lost.append(lost_step(run, truth))
+        records.extend((run, nd, truth[nd.id]) for nd in run.nodes.values() if nd.scored and nd is not run.root)
+    evaluator = str(group.meta.get("evaluator") or "")
+    named = [judgement_class(evaluator, nd.score, nd.detail) for _, nd, _ in records]
+    fallback = score_classes([nd.score for _, nd, _ in records])
+    classes = [n if n is not None else f for n, f in zip(named, fallback, strict=True)]
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    invalid_kinds: Counter[str] = Counter()
+    invalid_kept = 0
+    for (_run, nd, verdict), klass in zip(records, classes, strict=True):
+        for key in ("all", str(nd.depth)):
+            tallies[key].add(verdict, nd.fate, nd.tie, klass)
+    for run in group.runs:
+        for nd in run.nodes.values():
+            if nd.verdict in ("invalid", "unchecked") and nd.fate != "duplicate":
+                invalid_kinds[nd.kind or nd.verdict] += 1
+                invalid_kept += nd.fate == "kept"
+    bins = Tally()
+    for (_run, nd, verdict), klass in zip(records, fallback, strict=True):
+        bins.add(verdict, nd.fate, nd.tie, klass)
+    depths = {"all": tallies["all"].as_dict()}
+    for key in sorted((k for k in tallies if k != "all"), key=int):
+        depths[key] = tallies[key].as_dict()
+    out.update({
+        "puzzles_solvable": solvable_roots,
+        "answered": answered,
+        "answered_correct": correct,
+        "lost": [{"puzzle": x.puzzle, "step": x.step, "cause": x.cause} for x in lost],
+        "lost_rate": Proportion(len(lost), solvable_roots).as_dict(),
+        "refused_by_gate": dict(sorted(rejected.items())),
+        "invalid_states": {"count": sum(invalid_kinds.values()), "kept": invalid_kept,
+                           "by_kind": dict(sorted(invalid_kinds.items()))},
+        "depths": depths,
+        "score_bins": bins.as_dict()["classes"],
+    })
+    merged: dict[str, Any] = {}
+    for e in extra:
+        for k, v in e.items():
+            merged[k] = merged.get(k, 0) + v if isinstance(v, (int, float)) else v
+    if merged:
+        out["imported"] = merged
+    return out
+
+
+# ---- sources ---------------------------------------------------------------------------------
+
+def log_importer(task: str) -> Callable[[str], list[dict[str, Any]]]:
+    """The importer of foreign search logs registered by a task (entry points ``tot.log_importers``)."""
+    for ep in entry_points(group=LOG_IMPORTERS):
+        if ep.name == task:
+            return ep.load()  # type: ignore[no-any-return]
+    known = ", ".join(sorted(ep.name for ep in entry_points(group=LOG_IMPORTERS))) or "none"
+    raise ValueError(f"no importer of official logs for task {task!r} (have: {known})")
+
+
+def audit(sources: Sequence[tuple[str, list[dict[str, Any]]]], plugins: dict[str, TaskPlugin]) -> dict[str, Any]:
+    """Audit (label, events) sources; the result is the ``--json`` object."""
+    judges: dict[str, Oracle | str] = {}
+    groups_out = []
+    for label, events in sources:
+        for group in group_runs(label, split_runs(events)):
+            if group.task not in judges:
+                plugin = plugins.get(group.task)
+                judges[group.task] = (make_oracle(default_task(plugin)) if plugin is not None
+                                      else f"no installed task named {group.task!r}")
+            groups_out.append(audit_group(group, judges[group.task]))
+    return {"schema": SCHEMA, "groups": groups_out}
+
+
+# ---- output ----------------------------------------------------------------------------------
+
+def _pct(p: dict[str, Any]) -> str:
+    return Proportion(int(p["k"]), int(p["n"])).text()
+
+
+def _name(g: dict[str, Any]) -> str:
+    bits = [str(g.get(k)) for k in ("task", "method", "generator", "evaluator") if g.get(k)]
+    return f"{g['source']} [{' '.join(bits)}]"
+
+
+def _summary_rows(report: dict[str, Any]) -> list[list[str]]:
+    rows = [["source", "task", "method", "generator", "evaluator", "runs", "evaluated", "solvable",
+             "false-prune [95% CI]", "pruned", "beam (tie)", "other", "lost puzzles"]]
+    for g in report["groups"]:
+        if "unsupported" in g:
+            rows.append([g["source"], str(g.get("task")), str(g.get("method")), str(g.get("generator")),
+                         str(g.get("evaluator")), str(g["runs"]), "not auditable: " + g["unsupported"],
+                         "", "", "", "", "", ""])
+            continue
+        a = g["depths"]["all"]
+        rows.append([g["source"], str(g.get("task")), str(g.get("method")), str(g.get("generator")),
+                     str(g.get("evaluator")), str(g["runs"]), str(a["evaluated"]), str(a["solvable"]),
+                     _pct(a["false_prune"]), str(a["cut"]["pruned"]["solvable"]),
+                     f"{a['cut']['beam']['solvable']} ({a['beam_ties']['solvable']})",
+                     str(a["cut"]["other"]["solvable"]),
+                     f"{len(g['lost'])}/{g['puzzles_solvable']}"])
+    return rows
+
+
+def _depth_rows(g: dict[str, Any]) -> list[list[str]]:
+    rows = [["depth", "evaluated", "solvable", "unsolvable", "invalid", "false-prune [95% CI]",
+             "pruned", "beam (tie)", "unsolvable cut [95% CI]"]]
+    for key, d in g["depths"].items():
+        rows.append([key, str(d["evaluated"]), str(d["solvable"]), str(d["unsolvable"]), str(d["invalid"]),
+                     _pct(d["false_prune"]), str(d["cut"]["pruned"]["solvable"]),
+                     f"{d['cut']['beam']['solvable']} ({d['beam_ties']['solvable']})", _pct(d["true_prune"])])
+    return rows
+
+
+def _class_rows(g: dict[str, Any]) -> list[list[str]]:
+    rows = [["judgement", "solvable", "unsolvable", "invalid", "solvable cut", "P(solvable | judgement) [95% CI]"]]
+    for klass, c in g["depths"]["all"]["classes"].items():
+        rows.append([klass, str(c["solvable"]), str(c["unsolvable"]), str(c["invalid"]),
+                     str(c["solvable_cut"]), _pct(c["p_solvable"])])
+    return rows
+
+
+def _bin_rows(g: dict[str, Any]) -> list[list[str]]:
+    rows = [["score", "solvable", "unsolvable", "invalid", "solvable cut", "P(solvable | score) [95% CI]"]]
+    for name, c in g["score_bins"].items():
+        rows.append([name, str(c["solvable"]), str(c["unsolvable"]), str(c["invalid"]),
+                     str(c["solvable_cut"]), _pct(c["p_solvable"])])
+    return rows
+
+
+def _short(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _lost_line(g: dict[str, Any]) -> str:
+    if not g["lost"]:
+        return (f"lost puzzles: none of {g['puzzles_solvable']} solvable "
+                f"({g['answered']} answered, {g['answered_correct']} confirmed by the oracle)")
+    items = "; ".join(f"{_short(x['puzzle'])} at step {x['step']} ({x['cause']})" for x in g["lost"])
+    return f"lost puzzles {_pct(g['lost_rate'])}: {items}"
+
+
+def _extra_lines(g: dict[str, Any]) -> list[str]:
+    out = []
+    inv = g["invalid_states"]
+    if inv["count"]:
+        kinds = ", ".join(f"{k} {v}" for k, v in inv["by_kind"].items())
+        out.append(f"states behind a step the gate refuses: {inv['count']} ({kinds}); kept {inv['kept']}")
+    if g["refused_by_gate"]:
+        out.append("refused by the gate before scoring: "
+                   + ", ".join(f"{k} {v}" for k, v in g["refused_by_gate"].items()))
+    if g.get("imported"):
+        out.append("imported: " + ", ".join(f"{k} {v}" for k, v in g["imported"].items()))
+    return out
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _md(rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    lines.insert(1, "|" + "---|" * len(rows[0]))
+    return "\n".join(lines)
+
+
+def render(report: dict[str, Any], markdown: bool = False) -> str:
+    table = _md if markdown else _table
+    parts = ["# Evaluator audit" if markdown else "Evaluator audit",
+             "false-prune = solvable states cut / solvable states evaluated; "
+             "intervals are 95% Wilson.", table(_summary_rows(report))]
+    for g in report["groups"]:
+        if "unsupported" in g:
+            continue
+        parts.append(("## " if markdown else "\n== ") + _name(g))
+        parts.append(table(_depth_rows(g)))
+        parts.append(table(_class_rows(g)))
+        if list(g["score_bins"]) != list(g["depths"]["all"]["classes"]):
+            parts.append(table(_bin_rows(g)))
+        parts.extend(_extra_lines(g) + [_lost_line(g)])
+    return "\n\n".join(parts) + "\n"
+
+
+# ---- command line ----------------------------------------------------------------------------
+
+def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
+    p = subparsers.add_parser("audit", help="false-prune rates of the evaluator against exact ground truth")
+    p.add_argument("traces", nargs="*", metavar="TRACE", help="trace files from tot solve / tot bench")
+    p.add_argument("--tot-log", action="append", default=[], metavar="FILE",
+                   help="a Game-of-24 BFS log of the official ToT code (princeton-nlp/tree-of-thought-llm)")
+    p.add_argument("--tot-log-task", default="game24", help="task of the --tot-log files (default game24)")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument("--markdown", metavar="FILE", default=None, help="also write the report as Markdown")
+
+
+def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
+    if not args.traces and not args.tot_log:
+        raise ValueError("give at least one trace file, or --tot-log FILE")
+    sources: list[tuple[str, list[dict[str, Any]]]] = []
+    for path in args.traces:
+        if not Path(path).is_file():
+            raise ValueError(f"no such trace file: {path}")
+        events = read_trace(path)
+        if not any(ev.get("event") == "root" for ev in events):
+            raise ValueError(f"{path} holds no search (no 'root' event); is it a trace from tot solve?")
+        sources.append((path, events))
+    if args.tot_log:
+        importer = log_importer(args.tot_log_task)
+        for path in args.tot_log:
+            sources.append((path, importer(path)))
+    report = audit(sources, plugins)
+    if args.markdown:
+        Path(args.markdown).write_text(render(report, markdown=True), encoding="utf-8")
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
+    else:
+        print(render(report), end="")
+    return 0

@@ -1,0 +1,57 @@
+"""Small exact statistics for audits: proportions with 95% Wilson score intervals."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054  # the 97.5% quantile of the standard normal
+
+
+@dataclass(frozen=True, slots=True)
+class Proportion:
+    """``k`` successes out of ``n`` trials, with the Wilson score interval at 95%.
+
+    Wilson rather than the normal approximation because audit counts are often small and
+    rates near 0 or 1, where the normal interval leaves [0, 1] or collapses to a point.
+    """
+
+    k: int
+    n: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return wilson(self.k, self.n)
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        ci = self.interval
+        return {"k": self.k, "n": self.n, "rate": self.rate,
+                "low": ci[0] if ci else None, "high": ci[1] if ci else None}
+
+    def text(self, digits: int = 1) -> str:
+        """``12.5% [4.1-30.2] (2/16)``, or ``- (0/0)`` when there were no trials."""
+        if not self.n:
+            return "- (0/0)"
+        lo, hi = wilson(self.k, self.n) or (0.0, 0.0)
+        return f"{100 * self.k / self.n:.{digits}f}% [{100 * lo:.{digits}f}-{100 * hi:.{digits}f}] ({self.k}/{self.n})"
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """Wilson score interval for ``k`` of ``n``; None when ``n`` is 0."""
+    if n < 0 or k < 0 or k > n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return None
+    p = k / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    # Clamp rounding noise: the exact bounds are 0 when k == 0 and 1 when k == n.
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high
