@@ -10,8 +10,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache
-from typing import Iterable, Literal
+from functools import cache, lru_cache
+from math import gcd
+from operator import itemgetter
+from typing import Callable, Iterable, Literal
 
 from verifiers.verdict import Invalid
 
@@ -176,9 +178,136 @@ def _solvable_sorted(numbers: tuple[Fraction, ...], target: Fraction) -> bool:
     return False
 
 
+def can_reach_exhaustive(numbers: Iterable[Fraction | int], target: int = 24) -> bool:
+    """The plain memoized exhaustive search over ``legal_steps`` (the reference for ``can_reach``)."""
+    return _solvable_sorted(tuple(sorted(Fraction(n) for n in numbers)), Fraction(target))
+
+
+# ---- fast oracle ---------------------------------------------------------------------------
+# Combining two numbers at a time until one is left builds exactly the binary expression trees
+# over the multiset, so the values a multiset can make are the union, over its splits into two
+# parts, of x op y for x, y made by the parts. Those value sets are memoized per sorted
+# sub-multiset (shared by every puzzle), and the last combination is inverted: the top split
+# (A, B) reaches t iff V(B) meets {y : x op y = t or y op x = t, x in V(A)}, one C-level set
+# test instead of building the value set of the whole multiset. Rationals are (num, den)
+# pairs in lowest terms with den > 0: hashing and comparing int tuples is far cheaper than
+# Fraction's, and gcd keeps them exact.
+
+_Q = tuple[int, int]
+
+
+def _q(value: Fraction | int) -> _Q:
+    if type(value) is int:
+        return value, 1
+    f = Fraction(value)
+    return f.numerator, f.denominator
+
+
+def _norm(n: int, d: int) -> _Q:
+    if d < 0:
+        n, d = -n, -d
+    g = gcd(n, d)
+    return (n // g, d // g) if g > 1 else (n, d)
+
+
+def _combine(xs: frozenset[_Q], ys: frozenset[_Q]) -> set[_Q]:
+    """Every defined x op y and y op x for x in xs, y in ys."""
+    out: set[_Q] = set()
+    add = out.add
+    for a, b in xs:
+        for c, d in ys:
+            if b == 1 and d == 1:  # two integers, the common case: no gcd but for division
+                add((a + c, 1))
+                add((a - c, 1))
+                add((c - a, 1))
+                add((a * c, 1))
+                if c:
+                    add(_norm(a, c))
+                if a:
+                    add(_norm(c, a))
+                continue
+            bd = b * d
+            ad, cb = a * d, c * b
+            add(_norm(ad + cb, bd))
+            add(_norm(ad - cb, bd))
+            add(_norm(cb - ad, bd))
+            add(_norm(a * c, bd))
+            if c:
+                add(_norm(ad, b * c))
+            if a:
+                add(_norm(cb, d * a))
+    return out
+
+
+@cache
+def _split_getters(n: int) -> tuple[tuple[Callable[[tuple[_Q, ...]], tuple[_Q, ...]], ...], ...]:
+    """For multisets of n items: index pickers of each split into two non-empty parts, each split
+    once (the first part holds item 0)."""
+    def picker(idx: tuple[int, ...]) -> Callable[[tuple[_Q, ...]], tuple[_Q, ...]]:
+        if len(idx) == 1:
+            i = idx[0]
+            return lambda ms: (ms[i],)
+        return itemgetter(*idx)  # type: ignore[return-value]
+
+    out = []
+    for mask in range(1, (1 << n) - 1, 2):
+        a = tuple(i for i in range(n) if mask >> i & 1)
+        b = tuple(i for i in range(n) if not mask >> i & 1)
+        out.append((picker(a), picker(b)))
+    return tuple(out)
+
+
+def _splits(ms: tuple[_Q, ...]) -> set[tuple[tuple[_Q, ...], tuple[_Q, ...]]]:
+    """Unordered splits of a sorted multiset into two non-empty sorted parts, without repeats."""
+    return {(pa(ms), pb(ms)) for pa, pb in _split_getters(len(ms))}
+
+
+@lru_cache(maxsize=1 << 16)
+def _values(ms: tuple[_Q, ...]) -> frozenset[_Q]:
+    """Every value the sorted multiset ``ms`` can make, each number used once."""
+    if len(ms) == 1:
+        return frozenset(ms)
+    out: set[_Q] = set()
+    for a, b in _splits(ms):
+        out |= _combine(_values(a), _values(b))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=1 << 16)
+def _needs(ms: tuple[_Q, ...], t: _Q) -> frozenset[_Q]:
+    """Every y with x op y = t or y op x = t for some x made by ``ms``; ``t`` is not zero."""
+    tn, td = t
+    out: set[_Q] = set()
+    for a, b in _values(ms):
+        out.add(_norm(tn * b - a * td, td * b))  # x + y = t
+        out.add(_norm(a * td - tn * b, b * td))  # x - y = t
+        out.add(_norm(tn * b + a * td, td * b))  # y - x = t
+        if a:
+            out.add(_norm(tn * a, td * b))  # y / x = t
+            out.add(_norm(tn * b, td * a))  # x * y = t
+            out.add(_norm(a * td, b * tn))  # x / y = t (y is then non-zero)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=1 << 16)
+def _reaches(ms: tuple[_Q, ...], t: _Q) -> bool:
+    if len(ms) == 1:
+        return ms[0] == t
+    for a, b in _splits(ms):
+        small, big = (a, b) if len(a) <= len(b) else (b, a)
+        if not _needs(small, t).isdisjoint(_values(big)):
+            return True
+    return False
+
+
 def can_reach(numbers: Iterable[Fraction | int], target: int = 24) -> bool:
     """Exact oracle: can these numbers, each used once with + - * /, make ``target``?"""
-    return _solvable_sorted(tuple(sorted(Fraction(n) for n in numbers)), Fraction(target))
+    ms = tuple(sorted(_q(n) for n in numbers))
+    if not ms:
+        return False
+    if target == 0:  # x * y = 0 and x / y = 0 do not invert to one y; use the plain search
+        return can_reach_exhaustive((Fraction(n, d) for n, d in ms), target)
+    return _reaches(ms, _q(target))
 
 
 # ---- final answers -------------------------------------------------------------------------
