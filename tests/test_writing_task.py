@@ -1,0 +1,294 @@
+"""Creative Writing as a Task: the gate per decomposition, parsers, prompts, search and baselines
+with scripted models, and the CLI binding (no model is loaded here)."""
+
+import asyncio
+import dataclasses
+
+import pytest
+
+from solver.budget import Usage
+from solver.evaluators import Vote, make_evaluator
+from solver.generators import Sample, make_generator
+from solver.lm.client import LMClient
+from solver.node import NodeFactory
+from solver.run import Settings, solve
+from solver.task import Task, Thought
+from solver.trace import Trace
+from tasks.writing import Writing, WritingState
+from tasks.writing.baselines import cot, io, refine, split_cot
+from tasks.writing.cli import PLUGIN
+from tasks.writing.coherence import Coherence, coherence, parse_score
+from tasks.writing.task import PASSAGE_TOKENS, clean_passage
+from tests.fakes import ScriptedBackend
+from verifiers.verdict import Invalid, Solved, Valid
+
+LINE = ("The kettle began to sing. Nobody had fed the goldfish. Maria laughed until she cried. "
+        "The storm passed before dawn.")
+S = ("The kettle began to sing.", "Nobody had fed the goldfish.", "Maria laughed until she cried.",
+     "The storm passed before dawn.")
+GOOD = "\n\n".join(f"Part {i} of the story. {s}" for i, s in enumerate(S))
+BAD = GOOD.replace("Maria laughed until she cried.", "Maria laughed.")
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_is_a_task_and_root_splits():
+    t = Writing()
+    assert isinstance(t, Task)
+    assert t.root(LINE) == WritingState(S)
+    with pytest.raises(ValueError, match="splits into 2"):
+        t.root("One. Two.")
+    with pytest.raises(ValueError, match="decomposition"):
+        Writing("poem")  # type: ignore[arg-type]
+
+
+def test_plan_then_passage_gate():
+    t = Writing("plan")
+    root = t.root(LINE)
+    assert isinstance(t.check(root, Thought("  ")), Invalid)
+    v = t.check(root, Thought("A rainy evening."))
+    assert isinstance(v, Valid) and v.state.plan == "A rainy evening." and t.depth(v.state) == 1
+    assert root.plan is None  # the old state is untouched
+    bad = t.check(v.state, Thought(BAD))
+    assert isinstance(bad, Invalid) and bad.reason.startswith("paragraph 3 must end with sentence 3")
+    ok = t.check(v.state, Thought(GOOD))
+    assert isinstance(ok, Solved) and t.depth(ok.state) == 2
+    assert t.verify_answer(LINE, t.answer(ok.state)) is None
+    assert isinstance(t.check(ok.state, Thought(GOOD)), Invalid)
+    assert t.verify_answer(LINE, BAD) is not None and t.verify_answer("One.", GOOD) is not None
+
+
+def test_paragraph_by_paragraph_gate():
+    t = Writing("paragraphs")
+    st = t.root(LINE)
+    assert isinstance(t.check(st, Thought("Hello. Nobody had fed the goldfish.")), Invalid)  # sentence 2 first
+    blank = t.check(st, Thought("A.\n\nThe kettle began to sing."))
+    assert isinstance(blank, Invalid) and "one paragraph" in blank.reason
+    states = [st]
+    for i, s in enumerate(S):
+        v = t.check(states[-1], Thought(f"Paragraph text {i}. {s}"))
+        assert isinstance(v, Solved if i == 3 else Valid), i
+        assert t.depth(v.state) == i + 1
+        states.append(v.state)
+    assert [len(x.paragraphs) for x in states] == [0, 1, 2, 3, 4]  # every earlier state kept as it was
+    assert t.verify_answer(LINE, t.answer(states[-1])) is None
+    assert isinstance(t.check(states[-1], Thought("More. The kettle began to sing.")), Invalid)
+
+
+def test_unchecked_mode_takes_text_as_written():
+    t = Writing("plan")
+    p = t.apply_unchecked(t.root(LINE), Thought("plan"))
+    assert isinstance(p, Valid)
+    s = t.apply_unchecked(p.state, Thought(BAD))
+    assert isinstance(s, Solved) and t.verify_answer(LINE, t.answer(s.state)) is not None
+
+
+def test_parsers():
+    t = Writing("plan")
+    root = t.root(LINE)
+    assert t.parse_proposals(root, " Plan: tea, fish,\n joke.\nPassage:\nignored") == [Thought("tea, fish, joke.")]
+    assert t.parse_proposals(root, "   ") == []
+    planned = dataclasses.replace(root, plan="p")
+    text = GOOD + "\nEnd of passage.\n\nSentences:\n1. x"
+    assert t.parse_proposals(planned, text) == [Thought(GOOD)]
+    assert clean_passage("a\n\nb\nSentences:\nc") == "a\n\nb"
+    tp = Writing("paragraphs")
+    got = tp.parse_proposals(tp.root(LINE), '\nParagraph 1 (ends with "x"): Hi. The kettle began to sing.\nmore')
+    assert got == [Thought("Hi. The kettle began to sing.")]
+    assert t.parse_value(" Likely, I think") == "likely"
+    assert t.legal_thoughts(root) == [] and t.oracle(root)
+
+
+def test_prompts_end_where_the_model_continues():
+    t = Writing("plan")
+    root = t.root(LINE)
+    assert t.sample_prompt(root, False).endswith("Plan:")
+    assert t.sample_prompt(dataclasses.replace(root, plan="p"), False).endswith("Plan: p\nPassage:\n")
+    tp = Writing("paragraphs")
+    st = WritingState(S, paragraphs=("A. The kettle began to sing.",))
+    prompt = tp.sample_prompt(st, False)
+    assert prompt.endswith('Paragraph 2 (ends with "Nobody had fed the goldfish."):')
+    assert t.sample_prompt(root, True).startswith("You are")
+
+
+def test_vote_prompt_shows_the_shared_paragraphs_once_and_bounds_choices():
+    tp = Writing("paragraphs")
+    shared = "First. The kettle began to sing."
+    states = [WritingState(S, paragraphs=(shared, f"Choice {k}. Nobody had fed the goldfish.")) for k in range(3)]
+    prompt = tp.vote_prompt(states, False)
+    assert prompt.count(shared) == 1 and prompt.endswith("Answer:")
+    assert "Choice 3: Choice 2. Nobody had fed the goldfish." in prompt
+    long = [WritingState(S, plan="x" * 5000) for _ in range(5)]
+    assert len(Writing("plan").vote_prompt(long, False)) < 5000
+
+
+def test_tune_sets_lengths_and_stops():
+    t = Writing("plan")
+    gen, ev = t.tune(make_generator("sample", k=3), make_evaluator("vote", n=4))
+    assert isinstance(gen, Sample) and gen.k == 3 and gen.params.max_tokens == PASSAGE_TOKENS
+    assert "\nPassage:" in gen.params.stop and isinstance(ev, Vote) and ev.n == 4 and ev.params.stop == ("\n",)
+    gen, _ = Writing("paragraphs").tune(make_generator("sample"), make_evaluator("value"))
+    assert gen.params.stop == ("\n",)
+
+
+def _responder(passages):
+    """A scripted model: plans, passages in turn, votes for choice 2, coherence 8."""
+    counter = {"n": 0}
+
+    def respond(prompt, params, i):
+        if prompt.endswith("Coherence score:"):
+            return " 8"
+        if prompt.endswith("Answer:"):
+            return " The best choice is 2"
+        if prompt.endswith("Plan:"):
+            return f" plan number {i}"
+        last = prompt.splitlines()[-1]
+        if last.startswith("Paragraph"):
+            k = int(last.split()[1])
+            return f"Some words here. {S[k - 1]}" if i % 2 else "Wrong ending."
+        counter["n"] += 1
+        return passages[(counter["n"] - 1) % len(passages)]
+    return respond
+
+
+def _client(respond):
+    return LMClient(ScriptedBackend(respond), Usage())
+
+
+@pytest.mark.parametrize("decomposition", ["plan", "paragraphs"])
+def test_search_returns_only_verified_passages(decomposition):
+    client = _client(_responder([BAD, GOOD]))
+    trace = Trace()
+    s = Settings(generator="sample", evaluator="vote", breadth=1, k=2, n_evaluate=3)
+    res = run(solve(Writing(decomposition), LINE, s, client, trace))
+    assert res.verified and Writing().verify_answer(LINE, res.answer) is None
+    assert res.rejected >= 1
+    kinds = {e["event"] for e in trace.events}
+    assert {"proposal", "verdict", "score", "answer"} <= kinds
+
+
+def test_search_with_no_passing_passage_returns_none():
+    client = _client(_responder([BAD]))
+    s = Settings(generator="sample", evaluator="vote", breadth=1, k=3, n_evaluate=2)
+    res = run(solve(Writing("plan"), LINE, s, client))
+    assert res.answer is None and not res.verified and res.rejected == 3
+
+
+def test_vote_reads_the_whole_number():
+    t = Writing("plan")
+    states = [WritingState(S, plan=f"plan {k}") for k in range(12)]
+    nodes = NodeFactory()
+    ns = [nodes.make(st, None) for st in states]
+    client = _client(lambda p, g, i: " The best choice is 12")
+    scores = run(Vote(n=3)(t, ns, client))
+    assert scores[11][0] == 3 and scores[1][0] == 0
+
+
+def test_baselines_gate_what_they_return():
+    r = run(io(S, _client(lambda p, g, i: GOOD + "\nEnd of passage.")))
+    assert r.verified and r.passage == GOOD and r.raw_valid == (True,)
+    r = run(io(S, _client(lambda p, g, i: BAD)))
+    assert not r.verified and r.passage is None and r.raw == (BAD,) and "paragraph 3" in r.reason
+    r = run(cot(S, _client(lambda p, g, i: " a plan\nPassage:\n" + GOOD)))
+    assert r.verified
+    r = run(cot(S, _client(lambda p, g, i: " a plan that never ends")))
+    assert not r.verified and r.raw == ("",)
+    assert split_cot(" p  q\nPassage:\nx\nEnd of passage.") == ("p q", "x")
+
+
+def test_refine_rounds_and_stop():
+    # Coherence judged 3 every time, passages never pass: exactly 5 passages are written.
+    backend = ScriptedBackend(lambda p, g, i: " 3" if p.endswith("Coherence score:") else BAD + f" v{len(p)}")
+    r = run(refine(S, LMClient(backend, Usage())))
+    assert len(r.raw) == 5 and not r.verified and r.judged == (3.0,) * 5
+    assert sum(1 for p, _ in backend.requests if not p.endswith("Coherence score:")) == 5
+    # A passing passage judged 9 ends the loop at once.
+    r = run(refine(S, _client(lambda p, g, i: " 9" if p.endswith("Coherence score:") else GOOD)))
+    assert r.verified and len(r.raw) == 1
+    # The latest passage that passed is returned even if a later rewrite broke it.
+    seq = iter([GOOD, BAD])
+    r = run(refine(S, _client(lambda p, g, i: " 2" if p.endswith("Coherence score:") else next(seq, BAD)),
+                   rounds=3))
+    assert r.raw_valid == (True, False, False) and r.passage == GOOD
+    with pytest.raises(ValueError):
+        run(refine(S, _client(lambda p, g, i: GOOD), rounds=0))
+
+
+def test_refine_gate_feedback_reaches_the_prompt():
+    backend = ScriptedBackend(lambda p, g, i: " 2" if p.endswith("Coherence score:") else BAD)
+    run(refine(S, LMClient(backend, Usage()), rounds=2, gate_feedback=True))
+    assert any("paragraph 3 must end with sentence 3" in p for p, _ in backend.requests)
+
+
+@pytest.mark.parametrize("text, score", [("7", 7), (" 10/10", 10), ("9.", 9), ("11", None), ("7.5", None),
+                                         ("x 7", None), ("", None), ("0", None), ("1", 1)])
+def test_parse_score(text, score):
+    assert parse_score(text) == score
+
+
+def test_coherence_averages_parsed_samples():
+    answers = [" 8", " 6", " none"]
+    c = run(coherence(_client(lambda p, g, i: answers[i]), GOOD, n=3))
+    assert c.scores == (8, 6, None) and c.mean == 7.0
+    assert Coherence((None,)).mean is None
+
+
+def test_cli_verify_and_bad_input(tmp_path, capsys):
+    from solver.cli import main
+
+    good, bad = tmp_path / "good.txt", tmp_path / "bad.txt"
+    good.write_text(GOOD, encoding="utf-8")
+    bad.write_text(BAD, encoding="utf-8")
+    assert main(["verify", "writing", LINE, str(good)]) == 0
+    assert capsys.readouterr().out.startswith("valid")
+    assert main(["verify", "writing", LINE, str(bad)]) == 1
+    assert "paragraph 3 must end with sentence 3" in capsys.readouterr().out
+    for argv in (["verify", "writing", "One. Two.", str(good)], ["verify", "writing", LINE, str(tmp_path / "nope")],
+                 ["solve", "writing", "Only two. Sentences here."], ["solve", "writing"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("tot: error:") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_defaults_and_data_selection():
+    from solver.cli import build_parser
+    from solver.plugins import load_plugins
+
+    args = build_parser(load_plugins()).parse_args(["solve", "writing", LINE])
+    assert (args.generator, args.evaluator, args.breadth, args.n_evaluate) == ("sample", "vote", 1, 5)
+    assert PLUGIN.puzzles(args) == [("input", LINE)]
+    assert PLUGIN.make_task(args).max_depth == 2
+    args = build_parser(load_plugins()).parse_args(["solve", "game24", "4 9 10 13"])
+    assert args.generator != "sample" or args.breadth == 5  # other tasks keep the core defaults
+
+
+def test_cli_index_and_data_file(tmp_path):
+    from solver.cli import build_parser
+    from solver.plugins import load_plugins
+
+    data = tmp_path / "in.txt"
+    data.write_text(LINE + "\n" + LINE.replace("Maria", "Ann") + "\nbroken line\n", encoding="utf-8")
+    parse = build_parser(load_plugins()).parse_args
+    got = PLUGIN.puzzles(parse(["solve", "writing", "--index", "0-1", "--data", str(data)]))
+    assert [g[0] for g in got] == ["0", "1"] and "Ann" in got[1][1]
+    with pytest.raises(ValueError, match="line 2"):
+        PLUGIN.puzzles(parse(["solve", "writing", "--index", "2", "--data", str(data)]))
+    with pytest.raises(ValueError, match="out of range"):
+        PLUGIN.puzzles(parse(["solve", "writing", "--index", "7", "--data", str(data)]))
+    with pytest.raises(ValueError, match="bad index"):
+        PLUGIN.puzzles(parse(["solve", "writing", "--index", "x", "--data", str(data)]))
+    with pytest.raises(ValueError, match="not both"):
+        PLUGIN.puzzles(parse(["solve", "writing", LINE, "--index", "0"]))
+
+
+def test_core_baseline_interface():
+    from solver.baselines import BaselineTask, supports
+
+    t = Writing()
+    assert isinstance(t, BaselineTask) and supports(t, "io") and supports(t, "cot-sc")
+    assert t.io_prompt(LINE, False).endswith("Passage:\n") and t.cot_prompt(LINE, False).endswith("Plan:")
+    assert t.parse_answer(LINE, " a plan\nPassage:\n" + GOOD + "\nEnd of passage.") == GOOD
+    assert t.parse_answer(LINE, GOOD + "\n\nSentences:\n1. Passage: x") == GOOD
+    assert t.parse_answer(LINE, "  ") is None
