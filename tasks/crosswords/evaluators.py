@@ -1,0 +1,61 @@
+"""Crossword evaluators: the paper's per-clue model judgement and lexicon fillability.
+
+Both score 1.0 (keep) or 0.0 (prune, below ``prune_below``); ties keep the generator's order,
+as the paper's DFS orders by proposal confidence and uses the evaluator only to prune."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from solver.lm.client import LMClient
+from solver.node import Node
+from verifiers.crossword import Fillability, FillLevel, fillability
+
+LABELS = ("sure", "maybe", "impossible")
+
+
+@dataclass(slots=True)
+class ClueJudge:
+    """For every open clue of a state, the model judges sure / maybe / impossible from the clue and
+    the letters (one deterministic scoring call: the label with the highest likelihood). Any
+    "impossible" prunes the state, as in the paper."""
+
+    name: str = "clues"
+    prune_below: float = 0.5
+
+    async def _judge(self, task: Any, node: Node[Any], client: LMClient) -> tuple[float, Any]:
+        labels: dict[str, str] = {}
+        for s in node.state.grid.open_slots():
+            lps = await client.score(task.clue_value_prompt(node.state, s), [f" {lab}" for lab in LABELS], "value")
+            if lps is None:
+                continue  # a failed call is no evidence either way
+            labels[s.name] = LABELS[max(range(len(LABELS)), key=lambda i: lps[i])]
+        return (0.0 if "impossible" in labels.values() else 1.0), {"labels": labels}
+
+    async def __call__(self, task: Any, nodes: Sequence[Node[Any]],
+                       client: LMClient | None) -> list[tuple[float, Any]]:
+        assert client is not None, "the clues evaluator needs a model"
+        return [await self._judge(task, nd, client) for nd in nodes]
+
+
+@dataclass(slots=True)
+class Fillable:
+    """No model: 1.0 when every slot can still take a lexicon word (at ``level``), else 0.0."""
+
+    level: FillLevel = "arc"
+    name: str = "fillable"
+    prune_below: float = 0.5
+    # DFS meets the same board along different orders of the same words; judge each board once.
+    _memo: dict[tuple[int, str], Fillability] = field(default_factory=dict, repr=False)
+
+    async def __call__(self, task: Any, nodes: Sequence[Node[Any]],
+                       client: LMClient | None) -> list[tuple[float, Any]]:
+        out: list[tuple[float, Any]] = []
+        for nd in nodes:
+            key = (id(task.lexicon), nd.state.board)
+            f = self._memo.get(key)
+            if f is None:
+                f = self._memo[key] = fillability(nd.state.grid, task.lexicon, self.level)
+            out.append((0.0 if f.ok is False else 1.0, {"reason": f.reason} if f.reason else None))
+        return out

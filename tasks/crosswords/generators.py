@@ -1,0 +1,49 @@
+"""Lexicon-backed enumerate-and-rank for crosswords: candidates come from the pattern index and
+the model only ranks them, by its likelihood of the word after the slot's own clue."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from solver.lm.client import LMClient
+from solver.task import Thought
+from verifiers.crossword import EMPTY
+
+
+@dataclass(slots=True)
+class ClueRank:
+    """Per open slot (most constrained first, at most ``slots`` of them), the lexicon's
+    ``task.candidates`` most frequent matching words, scored with one scoring call per slot:
+    log P(" WORD\\n" | clue, letters), normalised over that slot's candidates so slots compare.
+    Without a model the words keep lexicon order."""
+
+    slots: int | None = None
+    name: str = "enumerate-rank"
+
+    async def __call__(self, task: Any, state: Any, client: LMClient | None) -> list[Thought]:
+        grid = state.grid
+        per_slot = []
+        for s in grid.open_slots():
+            idx = task.lexicon.index(s.length)
+            hits = idx.indices(grid.pattern(s).replace(EMPTY, "?").lower())
+            if hits.size:
+                per_slot.append((hits.size, s, [idx.words[i].upper() for i in hits[: task.candidates]]))
+        per_slot.sort(key=lambda t: t[0])
+        per_slot = per_slot[: self.slots] if self.slots else per_slot
+        if client is None:
+            return [Thought(f"{s.name}. {w}") for _, s, words in per_slot for w in words]
+        out: list[Thought] = []
+        for _, s, words in per_slot:
+            scores = await client.score(task.rank_prompt(state, s), [f" {w}\n" for w in words], "rank")
+            if scores is None:
+                out.extend(Thought(f"{s.name}. {w}") for w in words)
+                continue
+            finite = [x for x in scores if math.isfinite(x)]
+            top = max(finite) if finite else 0.0
+            z = top + math.log(sum(math.exp(x - top) for x in finite)) if finite else 0.0
+            out.extend(Thought(f"{s.name}. {w}", x - z if math.isfinite(x) else -math.inf)
+                       for w, x in zip(words, scores, strict=True))
+        out.sort(key=lambda t: -(t.prior if t.prior is not None else -math.inf))
+        return out
