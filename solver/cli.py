@@ -27,7 +27,7 @@ from solver.trace import Trace
 # Further subcommands (bench, audit, show, ...) live in their own modules. Each module defines
 # ``add_parser(subparsers, plugins)`` and ``run(args, plugins) -> int`` (sync or async) and is
 # listed here by import path.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("solver.show", "solver.audit", "solver.bench")
 
 
 class UsageError(Exception):
@@ -50,7 +50,9 @@ def _price(text: str) -> tuple[str, tuple[float, float]]:
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
-    g.add_argument("--method", choices=["tot-bfs", "tot-dfs"], default="tot-bfs")
+    g.add_argument("--method", choices=["tot-bfs", "tot-dfs", "long"], default="tot-bfs")
+    g.add_argument("--max-children", type=int, default=5, help="--method long: children per node (C)")
+    g.add_argument("--max-rounds", type=int, default=100, help="--method long: rounds (K)")
     g.add_argument("--breadth", "-b", type=int, default=5, help="BFS beam width (default 5)")
     g.add_argument("--depth", type=int, default=None, help="maximum depth (default: the task's)")
     g.add_argument("--generator", choices=GENERATORS, default=DEFAULT_GENERATOR,
@@ -99,6 +101,7 @@ def build_parser(plugins: dict[str, TaskPlugin]) -> argparse.ArgumentParser:
         sp = solve_tasks.add_parser(name, help=plugin.help)
         plugin.add_solve_args(sp)
         _add_search_args(sp)
+        sp.set_defaults(**getattr(plugin, "solve_defaults", {}))  # e.g. writing: sample + vote, b=1
         vp = verify_tasks.add_parser(name, help=plugin.help)
         plugin.add_verify_args(vp)
     for module in COMMAND_MODULES:
@@ -110,17 +113,20 @@ def settings_from(args: argparse.Namespace) -> Settings:
     backend = args.backend or ("openai" if (args.base_url or (args.model and not os.path.isfile(args.model))
                                             or os.environ.get("OPENAI_BASE_URL")) else "local")
     evaluator = DEFAULT_EVALUATOR if args.evaluator == "lm" else args.evaluator
-    if evaluator not in EVALUATORS:
-        raise UsageError(f"unknown evaluator {args.evaluator!r}; choose lm or one of {', '.join(EVALUATORS)}")
-    for name in ("breadth", "k", "n_evaluate", "concurrency"):
+    known = EVALUATORS + tuple(getattr(args, "task_evaluators", ()))  # a plugin's own, via solve_defaults
+    if evaluator not in known:
+        raise UsageError(f"unknown evaluator {args.evaluator!r}; choose lm or one of {', '.join(known)}")
+    for name in ("breadth", "k", "n_evaluate", "concurrency", "max_children", "max_rounds"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.depth is not None and args.depth < 1:
         raise UsageError("--depth must be at least 1")
     return Settings(
+        max_children=args.max_children, max_rounds=args.max_rounds,
         method=args.method, breadth=args.breadth, depth=args.depth, generator=args.generator,
         evaluator=evaluator, k=args.k, n_evaluate=args.n_evaluate, prune_below=args.prune_below,
-        early_stop=not args.no_early_stop, temperature=args.temperature, seed=args.seed,
+        early_stop=not args.no_early_stop, model_free=tuple(getattr(args, "task_model_free", ())),
+        temperature=args.temperature, seed=args.seed,
         chat=args.chat, backend=backend, model=args.model, base_url=args.base_url,
         timeout=args.timeout, retries=args.retries, concurrency=args.concurrency, cache=args.cache,
         cache_mode=args.cache_mode,
@@ -153,11 +159,14 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
         for pid, puzzle in puzzles:
             res = await solve(task, puzzle, s, client, trace)
             out = {"task": task.name, "id": pid, "puzzle": puzzle, **res.summary()}
+            report = getattr(plugin, "report", None)  # optional: task fields and text (crosswords: the grid)
+            fields, text = report(task, puzzle, res) if report is not None else ({}, "")
+            out.update(fields)
             if args.json:
                 print(json.dumps(out, ensure_ascii=False), flush=True)
             else:
                 prefix = f"[{pid}] " if len(puzzles) > 1 else ""
-                print(prefix + _fmt(out), flush=True)
+                print(prefix + (text + "\n" if text else "") + _fmt(out), flush=True)
     finally:
         trace.close()
         if client is not None:

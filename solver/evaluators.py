@@ -110,7 +110,8 @@ class Vote:
         texts = await client.complete(task.vote_prompt([nd.state for nd in nodes], self.chat), params, "vote")
         votes = [0] * len(nodes)
         for t in texts:
-            c = parse_vote(t, len(nodes))
+            # The prompt may end with "The best choice is", so the answer can be a bare number.
+            c = parse_vote(t, len(nodes)) or parse_vote("The best choice is " + t, len(nodes))
             if c is not None:
                 votes[c - 1] += 1
         return [(float(v), {"votes": v}) for v in votes]

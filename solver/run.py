@@ -32,6 +32,10 @@ class Settings:
     n_evaluate: int = 3
     prune_below: float | None = None
     early_stop: bool = True
+    model_free: tuple[str, ...] = ()  # a task's own evaluators that need no model (crosswords: fillable)
+    max_children: int = 5  # --method long: Long's C
+    max_rounds: int = 100  # --method long: Long's K
+    gate: bool = True  # False: the paper's unchecked behaviour (ablation; see Task.apply_unchecked)
     temperature: float = 0.7
     seed: int | None = 0
     chat: bool = False
@@ -63,7 +67,7 @@ def make_backend(s: Settings) -> Backend:
 
 
 def needs_model(s: Settings) -> bool:
-    return not (s.generator == "enumerate" and s.evaluator in ("oracle", "prior"))
+    return not (s.generator == "enumerate" and s.evaluator in ("oracle", "prior", *s.model_free))
 
 
 def make_client(s: Settings, backend: Backend | None = None) -> LMClient | None:
@@ -84,15 +88,25 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     if client is not None:
         client.usage = usage
     gen = make_generator(s.generator, k=s.k, temperature=s.temperature, seed=s.seed, chat=s.chat)
-    ev = make_evaluator(s.evaluator, n=s.n_evaluate, seed=s.seed, chat=s.chat)
+    own_ev = getattr(task, "make_evaluator", None)  # optional: a task's own evaluator names (crosswords)
+    ev = (own_ev(s.evaluator, s) if own_ev is not None else None) or make_evaluator(
+        s.evaluator, n=s.n_evaluate, seed=s.seed, chat=s.chat)
+    if hasattr(task, "tune"):  # optional: a task with long thoughts (writing) sets lengths and stops
+        gen, ev = task.tune(gen, ev)
     trace = trace or Trace()
     trace.emit("start", task=task.name, puzzle=puzzle, method=s.method,
                model=client.backend.name if client else None, generator=s.generator,
-               evaluator=s.evaluator, breadth=s.breadth, seed=s.seed)
+               evaluator=s.evaluator, breadth=s.breadth, seed=s.seed, gate=s.gate)
     if s.method == "tot-bfs":
         return await bfs(task, puzzle, gen, ev, client, breadth=s.breadth, depth=s.depth,
-                         early_stop=s.early_stop, trace=trace, usage=usage)
+                         early_stop=s.early_stop, trace=trace, usage=usage, gate=s.gate)
     if s.method == "tot-dfs":
         return await dfs(task, puzzle, gen, ev, client, depth=s.depth, prune_below=s.prune_below,
-                         trace=trace, usage=usage)
-    raise ValueError(f"unknown method {s.method!r}; use tot-bfs or tot-dfs")
+                         trace=trace, usage=usage, gate=s.gate)
+    if s.method == "long":  # Long (2023)'s controller; only the exact oracle ranks its proposals
+        from solver.controller import long_search
+
+        return await long_search(task, puzzle, gen, client, max_children=s.max_children,
+                                 max_rounds=s.max_rounds, depth=s.depth, trace=trace, usage=usage,
+                                 evaluator=ev if s.evaluator == "oracle" else None)
+    raise ValueError(f"unknown method {s.method!r}; use tot-bfs, tot-dfs or long")

@@ -7,16 +7,15 @@ re-verified from the original puzzle text alone.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
 from solver.generators import Generator
-from solver.lm.client import LMClient
+from solver.lm.client import LMClient, gather_all
 from solver.node import Node, NodeFactory
-from solver.task import Task
+from solver.task import Task, Thought
 from solver.trace import Trace
 from verifiers.verdict import Invalid, Solved, Valid
 
@@ -32,6 +31,7 @@ class SearchResult:
     expanded: int = 0
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
+    best: Node[Any] | None = None  # the deepest state search reached (first reached on ties)
 
     def summary(self) -> dict[str, object]:
         return {"answer": self.answer, "verified": self.verified, "stopped_by": self.stopped_by,
@@ -43,11 +43,14 @@ class _Run:
     """Shared machinery of one search: gate, trace and answer re-verification."""
 
     def __init__(self, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
-                 client: LMClient | None, trace: Trace, usage: Usage) -> None:
-        self.task, self.puzzle = task, puzzle
+                 client: LMClient | None, trace: Trace, usage: Usage, gate: bool = True) -> None:
+        if not gate and not callable(getattr(task, "apply_unchecked", None)):
+            raise ValueError(f"task {task.name!r} has no unchecked mode (apply_unchecked); it needs the gate")
+        self.task, self.puzzle, self.gate = task, puzzle, gate
         self.generator, self.evaluator, self.client = generator, evaluator, client
         self.trace, self.usage = trace, usage
         self.nodes = NodeFactory()
+        self.best: Node[Any] | None = None
         self.proposed = self.rejected = self.expanded = 0
         if client is not None:
             client.on_event = lambda ev: trace.emit(ev.pop("event"), **ev)  # type: ignore[arg-type]
@@ -59,15 +62,30 @@ class _Run:
 
     async def expand(self, node: Node[Any]) -> list[Node[Any]]:
         """Generate, gate and deduplicate the children of ``node``."""
+        return self.gate_all(node, await self.generate(node))
+
+    async def generate(self, node: Node[Any]) -> list[Thought]:
         self.usage.check_step()
         self.expanded += 1
         self.trace.emit("expand", node=node.id, depth=node.depth)
-        thoughts = await self.generator(self.task, node.state, self.client)
+        return await self.generator(self.task, node.state, self.client)
+
+    def gate_all(self, node: Node[Any], thoughts: list[Thought]) -> list[Node[Any]]:
+        """Gate ``thoughts`` proposed for ``node``. Synchronous, so BFS can gate its frontier in
+        order after generating concurrently: node ids and the trace then do not depend on which
+        model call finished first (a live run and its replay give the same trace)."""
         children: list[Node[Any]] = []
         seen: set[Any] = set()
         for th in thoughts:
             self.proposed += 1
             verdict = self.task.check(node.state, th)
+            gate_reason = None
+            if isinstance(verdict, Invalid) and not self.gate:
+                # Gate off (the paper's behaviour): trust the model's own account of the next
+                # state; only the final answer check stands between it and the user.
+                loose = self.task.apply_unchecked(node.state, th)  # type: ignore[attr-defined]
+                if not isinstance(loose, Invalid):
+                    gate_reason, verdict = verdict.reason, loose
             if isinstance(verdict, Invalid):
                 self.rejected += 1
                 self.trace.emit("proposal", parent=node.id, thought=th.text, prior=th.prior)
@@ -79,8 +97,12 @@ class _Run:
                                     isinstance(verdict, Solved), verdict.note)
             self.trace.emit("proposal", node=child.id, parent=node.id, depth=child.depth,
                             thought=th.text, prior=th.prior)
-            self.trace.emit("verdict", node=child.id, verdict="solved" if child.solved else "valid",
-                            reason=verdict.note or None, state=self.task.describe(child.state))
+            if gate_reason is not None:
+                self.trace.emit("verdict", node=child.id, verdict="unchecked", solved=child.solved,
+                                reason=gate_reason, state=self.task.describe(child.state))
+            else:
+                self.trace.emit("verdict", node=child.id, verdict="solved" if child.solved else "valid",
+                                reason=verdict.note or None, state=self.task.describe(child.state))
             if child.state in seen:
                 self.trace.emit("cut", node=child.id, why="duplicate")
                 continue
@@ -96,6 +118,11 @@ class _Run:
             nd.score, nd.detail = score, detail
             self.trace.emit("score", node=nd.id, score=score, detail=detail)
 
+    def reach(self, node: Node[Any]) -> None:
+        """Remember the deepest node reached (tasks such as crosswords report it when unsolved)."""
+        if self.best is None or node.depth > self.best.depth:
+            self.best = node
+
     def accept(self, node: Node[Any]) -> str | None:
         """Re-verify a solved node from the puzzle text alone; return its answer or None."""
         answer = self.task.answer(node.state)
@@ -109,7 +136,7 @@ class _Run:
     def result(self, solution: Node[Any] | None, answer: str | None, stopped_by: str | None,
                error: str | None = None) -> SearchResult:
         res = SearchResult(answer, answer is not None, stopped_by, solution, self.proposed,
-                           self.rejected, self.expanded, self.usage, error)
+                           self.rejected, self.expanded, self.usage, error, solution or self.best)
         self.trace.emit("end", **res.summary())
         return res
 
@@ -117,18 +144,21 @@ class _Run:
 async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
               client: LMClient | None, *, breadth: int = 5, depth: int | None = None,
               early_stop: bool = True, trace: Trace | None = None,
-              usage: Usage | None = None) -> SearchResult:
-    """BFS with beam ``breadth`` for ``depth`` levels (default: the task's maximum)."""
+              usage: Usage | None = None, gate: bool = True) -> SearchResult:
+    """BFS with beam ``breadth`` for ``depth`` levels (default: the task's maximum).
+    ``gate=False`` lets rejected thoughts in through the task's ``apply_unchecked`` (ablation)."""
     trace = trace or Trace()
     usage = usage or (client.usage if client is not None else Usage())
-    run = _Run(task, puzzle, generator, evaluator, client, trace, usage)
+    run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)
     trace.emit("search", method="tot-bfs", breadth=breadth, depth=depth or task.max_depth,
                generator=generator.name, evaluator=evaluator.name)
     frontier = [run.root()]
+    run.reach(frontier[0])
     found: tuple[Node[Any], str] | None = None
     try:
         for _level in range(depth or task.max_depth):
-            groups = await asyncio.gather(*(run.expand(nd) for nd in frontier))
+            proposals = await gather_all(*(run.generate(nd) for nd in frontier))
+            groups = [run.gate_all(nd, ths) for nd, ths in zip(frontier, proposals, strict=True)]
             candidates: list[Node[Any]] = []
             seen: set[Any] = set()
             for group in groups:
@@ -138,8 +168,14 @@ async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
                         continue
                     seen.add(child.state)
                     candidates.append(child)
-            for child in candidates:
-                if child.solved and found is None:
+            solved = [c for c in candidates if c.solved]
+            if len(solved) > 1 and found is None:
+                # Several verified solutions at once (e.g. passages that all pass the gate): let
+                # the evaluator choose among them, as the paper's vote does at the last step.
+                await run.score(solved)
+                solved.sort(key=lambda nd: -(nd.score or 0.0))
+            for child in solved:
+                if found is None:
                     answer = run.accept(child)
                     if answer is not None:
                         found = (child, answer)
@@ -152,6 +188,8 @@ async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
             # Stable sort: ties keep generation order, and the trace says a tie decided it.
             ranked = sorted(open_nodes, key=lambda nd: -(nd.score or 0.0))
             frontier = ranked[:breadth]
+            for nd in frontier[:1]:
+                run.reach(nd)
             cutoff = frontier[-1].score if frontier else None
             for nd in frontier:
                 trace.emit("keep", node=nd.id, score=nd.score)
@@ -165,7 +203,7 @@ async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
 async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
               client: LMClient | None, *, depth: int | None = None, prune_below: float | None = None,
               max_children: int | None = None, trace: Trace | None = None,
-              usage: Usage | None = None) -> SearchResult:
+              usage: Usage | None = None, gate: bool = True) -> SearchResult:
     """DFS: children in non-increasing score order; a child scoring below ``prune_below`` is
     pruned; an exhausted subtree backtracks to its parent, whose state is still held as it was.
     ``max_children`` caps how many children of one node are tried (Long's C)."""
@@ -173,11 +211,12 @@ async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
     usage = usage or (client.usage if client is not None else Usage())
     threshold = evaluator.prune_below if prune_below is None else prune_below
     max_depth = depth or task.max_depth
-    run = _Run(task, puzzle, generator, evaluator, client, trace, usage)
+    run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)
     trace.emit("search", method="tot-dfs", depth=max_depth, prune_below=threshold,
                generator=generator.name, evaluator=evaluator.name)
 
     async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:
+        run.reach(node)
         children = await run.expand(node)
         for child in children:
             if child.solved:

@@ -78,3 +78,21 @@ class Task(Protocol[S]):
 
     def describe(self, state: S) -> str:
         """Short human text of a state, for traces."""
+
+
+S_co = TypeVar("S_co", bound=Hashable, covariant=True)
+
+
+@runtime_checkable
+class Restorable(Protocol[S_co]):
+    """Optional extra of a Task, used by ``tot audit``: rebuild a state from the text that
+    ``describe`` wrote into a trace, so the exact oracle can judge states recorded in the past.
+
+    ``restore(puzzle, describe(state)) == state`` must hold (equality of states, as used for
+    deduplication); history kept outside equality (how a state was reached) may be lost. Raise
+    ValueError with a one-line reason when the text is not a state of this task. A task without
+    this method still runs everywhere else; the audit reports it as not auditable.
+    """
+
+    def restore(self, puzzle: str, description: str) -> S_co:
+        """The state described by ``description`` (from ``describe``) within ``puzzle``."""

@@ -194,3 +194,54 @@ def test_choice_generator_orders_by_votes_and_ignores_garbage():
     assert out[0].text == legal[2] and out[0].prior == 2.0
     assert out[1].text == legal[0] and out[1].prior == 1.0
     assert all(t.prior == 0.0 for t in out[2:])
+
+
+def test_vote_reads_a_bare_number_after_a_prompt_ending_in_the_phrase():
+    from solver.evaluators import Vote
+    from solver.node import NodeFactory
+
+    task = Game24()
+    f = NodeFactory()
+    nodes = [f.make(task.root(p), None) for p in ("1 1 1 1", "4 9 10 13", "2 2 2 2")]
+    backend = ScriptedBackend(lambda p, g, i: [" 2", " 2\n", "The best choice is 3", " 12", ""][i])
+    scores = run(Vote(n=5)(task, nodes, client_for(backend)))
+    assert [s for s, _ in scores] == [0.0, 2.0, 1.0]
+
+
+class _Words:
+    """A toy task: one step picks a word; every word is a solution (like passages that all pass)."""
+
+    name, max_depth = "words", 1
+
+    def root(self, puzzle):
+        return ""
+
+    def check(self, state, thought):
+        from verifiers.verdict import Solved
+
+        return Solved(thought.text) if thought.text.isalpha() else Invalid("not a word")
+
+    def legal_thoughts(self, state):
+        return [Thought(w) for w in ("ant", "zebra", "cow", "4x")]
+
+    def answer(self, state):
+        return state
+
+    def verify_answer(self, puzzle, answer):
+        return None if answer.isalpha() else Invalid("not a word")
+
+    def describe(self, state):
+        return state
+
+
+def test_bfs_picks_the_best_scored_of_several_solutions():
+    class ByLength:  # the evaluator prefers longer words
+        name, prune_below = "by-length", 0.0
+
+        async def __call__(self, task, nodes, client):
+            return [(float(len(nd.state)), None) for nd in nodes]
+
+    trace = Trace()
+    res = run(bfs(_Words(), "", EnumerateRank(rank=False), ByLength(), None, breadth=1, trace=trace))
+    assert res.answer == "zebra"
+    assert len(trace.of("score")) == 3

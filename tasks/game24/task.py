@@ -9,7 +9,16 @@ from typing import Sequence
 
 from solver.task import Thought
 from tasks.game24 import prompts
-from verifiers.arithmetic import Policy, can_reach, check_step, format_number, legal_steps, verify_answer
+from verifiers.arithmetic import (
+    Policy,
+    can_reach,
+    check_step,
+    format_number,
+    legal_steps,
+    parse_number,
+    parse_step,
+    verify_answer,
+)
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 TARGET = 24
@@ -106,6 +115,10 @@ class Game24:
         body = prompts.PROPOSE_FEWSHOT.format(numbers=state.text())
         return prompts.CHAT_PREFIX + body if chat else body
 
+    def choice_prompt(self, state: State24, thoughts: Sequence[Thought], chat: bool) -> str:
+        options = "\n".join(f"{k}. {t.text}" for k, t in enumerate(thoughts, 1))
+        return prompts.CHOICE_FEWSHOT.format(numbers=state.text(), options=options)
+
     def sample_prompt(self, state: State24, chat: bool) -> str:
         body = prompts.SAMPLE_FEWSHOT.format(numbers=state.text())
         return prompts.CHAT_PREFIX + body if chat else body
@@ -146,8 +159,99 @@ class Game24:
         res = verify_answer(nums, answer, TARGET)
         return res if isinstance(res, Invalid) else None
 
+    # ---- baselines (solver/baselines.py) and the gate ablation (search with gate=False) ----
+
+    baseline_stop = prompts.BASELINE_STOP
+
+    def io_prompt(self, puzzle: str, chat: bool) -> str:
+        body = prompts.IO_FEWSHOT.format(numbers=self.root(puzzle).text())
+        return prompts.ANSWER_CHAT_PREFIX + body if chat else body
+
+    def cot_prompt(self, puzzle: str, chat: bool) -> str:
+        body = prompts.COT_FEWSHOT.format(numbers=self.root(puzzle).text())
+        return prompts.ANSWER_CHAT_PREFIX + body if chat else body
+
+    def refine_prompt(self, puzzle: str, attempt: str, feedback: str, chat: bool) -> str:
+        body = prompts.REFINE_FEWSHOT.format(numbers=self.root(puzzle).text(), attempt=_one_line(attempt),
+                                             feedback=_one_line(feedback))
+        return prompts.ANSWER_CHAT_PREFIX + body if chat else body
+
+    def parse_answer(self, puzzle: str, text: str) -> str | None:
+        """The expression of the first ``Answer:`` line (or, after an IO prompt that ends in
+        ``Answer:``, the first line); None when there is none. Unchecked: the caller verifies."""
+        lines = [ln.strip() for ln in text.splitlines()]
+        found = next((m.group(1) for ln in lines if (m := _ANSWER_LINE.match(ln))), None)
+        if found is None:
+            first = next((ln for ln in lines if ln), "")
+            if not first or "left" in first.lower() or first.lower().startswith(("input", "steps")):
+                return None
+            found = first
+        lhs, eq, rhs = found.strip().partition("=")
+        # Keep a wrong stated result, so the check can say so; drop a correct "= 24".
+        expr = lhs.strip() if eq and rhs.strip() == str(TARGET) else found.strip()
+        return expr[:300] or None
+
+    def chain_thoughts(self, puzzle: str, text: str) -> list[Thought]:
+        """The steps of a chain of thought, before its answer line (for failure analysis)."""
+        head = []
+        for ln in text.splitlines():
+            if _ANSWER_LINE.match(ln.strip()):
+                break
+            head.append(ln)
+        return self.parse_proposals(self.root(puzzle), "\n".join(head))
+
+    def apply_unchecked(self, state: State24, thought: Thought) -> Verdict[State24]:
+        """The paper's unchecked step: the model's stated left list becomes the next state, true or
+        not. Expressions follow the stated operands where they exist, so the final answer check
+        still catches any invented number. Invalid only when there is no left list to trust."""
+        try:
+            a, op, b, c, left = parse_step(thought.text)
+        except ValueError as exc:
+            return Invalid(str(exc))
+        if not left:
+            return Invalid("no '(left: ...)' list to trust")
+        pool = list(zip(state.numbers, state.exprs, strict=False))
+
+        def take(x: Fraction) -> str:
+            for k, (n, e) in enumerate(pool):
+                if n == x:
+                    del pool[k]
+                    return e
+            return format_number(x)
+
+        result_expr = f"{_wrap(take(a))} {op} {_wrap(take(b))}"
+        items: list[tuple[Fraction, str]] = []
+        for x in left:
+            if x == c and result_expr:
+                items.append((x, result_expr))
+                result_expr = ""
+            else:
+                items.append((x, take(x)))
+        items.sort(key=lambda p: p[0])
+        new = State24(tuple(n for n, _ in items), tuple(e for _, e in items),
+                      state.steps + (thought.text.strip(),))
+        if len(new.numbers) == 1 and new.numbers[0] == TARGET:
+            return Solved(new, "unchecked")
+        return Valid(new, "unchecked")
+
     def describe(self, state: State24) -> str:
         return state.text()
+
+    def restore(self, puzzle: str, description: str) -> State24:
+        """The state ``describe`` wrote as e.g. ``4/5 6 10`` (for audits). Equal to the original
+        state; its expressions are the bare numbers and its step history is lost."""
+        parts = description.split()
+        if not 1 <= len(parts) <= 4:
+            raise ValueError(f"not a Game-of-24 state: {description[:40]!r}")
+        numbers = sorted(parse_number(p) for p in parts)
+        return State24(tuple(numbers), tuple(format_number(n) for n in numbers))
+
+
+_ANSWER_LINE = re.compile(r"^answer\s*:\s*(.*)$", re.IGNORECASE)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]
 
 
 def _balanced(expr: str) -> bool:

@@ -1,0 +1,220 @@
+"""The paper's baselines, task-agnostic: IO, CoT, CoT-SC (majority vote), iterative refinement
+with the exact checker's feedback, and best-of-k with an oracle pick.
+
+A task opts in by implementing ``BaselineTask`` (prompts and an answer parser) next to its
+``Task`` methods. Every method returns an answer only after the task's ``verify_answer`` accepted
+it, and counts the raw model answers that were invalid (unparseable or rejected) before that check.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
+
+from solver.budget import BudgetExhausted, Usage
+from solver.lm.base import GenParams
+from solver.lm.client import LMClient
+from solver.task import Thought
+from solver.trace import Trace
+from verifiers.verdict import Invalid
+
+BASELINES: tuple[str, ...] = ("io", "cot", "cot-sc", "refine", "io-best", "cot-best")
+
+
+@runtime_checkable
+class BaselineTask(Protocol):
+    """What a task provides for the baselines (optional: ``refine_prompt``, ``baseline_stop``,
+    ``answer_key`` for voting, ``chain_thoughts`` for failure analysis of a chain)."""
+
+    name: str
+
+    def io_prompt(self, puzzle: str, chat: bool) -> str:
+        """Few-shot prompt asking for the answer directly."""
+
+    def cot_prompt(self, puzzle: str, chat: bool) -> str:
+        """Few-shot prompt asking for intermediate steps, then the answer."""
+
+    def parse_answer(self, puzzle: str, text: str) -> str | None:
+        """The answer in a model output, unchecked; None when there is none. Never evaluates."""
+
+    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
+        """The exact answer check (None when valid)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineConfig:
+    samples: int = 5  # k for cot-sc and *-best (the paper: 100)
+    rounds: int = 10  # attempts of refine, the first one included (the paper: up to 10)
+    temperature: float = 0.7
+    seed: int | None = 0
+    chat: bool = False
+    io_tokens: int = 48
+    cot_tokens: int = 192
+
+
+@dataclass(slots=True)
+class BaselineResult:
+    answer: str | None
+    verified: bool
+    raw_answers: int = 0  # model outputs read
+    invalid_answers: int = 0  # of those, unparseable or rejected by the exact check
+    stopped_by: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+    texts: list[str] = field(default_factory=list)  # the outputs, for traces and failure analysis
+
+    def summary(self) -> dict[str, object]:
+        return {"answer": self.answer, "verified": self.verified, "stopped_by": self.stopped_by,
+                "raw_answers": self.raw_answers, "invalid_answers": self.invalid_answers,
+                "error": self.error, **self.usage.summary()}
+
+
+def supports(task: Any, method: str) -> bool:
+    """Whether ``task`` implements what ``method`` needs."""
+    if method not in BASELINES:
+        return False
+    if not isinstance(task, BaselineTask):
+        return False
+    return method != "refine" or callable(getattr(task, "refine_prompt", None))
+
+
+def majority(answers: Sequence[str | None], key: Any = None) -> str | None:
+    """The most frequent answer (None answers do not vote). Ties go to the answer whose first
+    occurrence came earliest, so the vote is deterministic for a given sample order."""
+    keyf = key or (lambda a: " ".join(a.split()))
+    counts: Counter[Hashable] = Counter()
+    first: dict[Hashable, tuple[int, str]] = {}
+    for i, a in enumerate(answers):
+        if a is None:
+            continue
+        k = keyf(a)
+        counts[k] += 1
+        first.setdefault(k, (i, a))
+    if not counts:
+        return None
+    best = max(counts, key=lambda k: (counts[k], -first[k][0]))
+    return first[best][1]
+
+
+class _Baseline:
+    def __init__(self, task: Any, puzzle: str, client: LMClient, cfg: BaselineConfig, trace: Trace,
+                 usage: Usage) -> None:
+        self.task, self.puzzle, self.client, self.cfg, self.trace = task, puzzle, client, cfg, trace
+        self.usage = usage
+        self.client.usage = usage
+        self.raw = self.invalid = 0
+        self.texts: list[str] = []
+        self.stop: tuple[str, ...] = tuple(getattr(task, "baseline_stop", ()))
+
+    def params(self, n: int, max_tokens: int) -> GenParams:
+        return GenParams(n=n, temperature=self.cfg.temperature, max_tokens=max_tokens, stop=self.stop,
+                         seed=self.cfg.seed, chat=self.cfg.chat)
+
+    async def ask(self, prompt: str, n: int, max_tokens: int, purpose: str) -> list[str]:
+        texts = await self.client.complete(prompt, self.params(n, max_tokens), purpose)
+        self.texts.extend(texts)
+        return texts
+
+    def read(self, text: str) -> tuple[str | None, Invalid | None]:
+        """Parse and check one raw output: (answer, problem)."""
+        self.raw += 1
+        answer = self.task.parse_answer(self.puzzle, text)
+        problem = Invalid("no answer found") if answer is None else self.task.verify_answer(self.puzzle, answer)
+        if problem is not None:
+            self.invalid += 1
+        self.trace.emit("raw_answer", text=text[:500], answer=answer, valid=problem is None,
+                        reason=problem.reason if problem else None)
+        return answer, problem
+
+    def final(self, answer: str | None, stopped_by: str | None = None) -> BaselineResult:
+        # The returned answer always passes the exact check, whichever method picked it.
+        verified = answer is not None and self.task.verify_answer(self.puzzle, answer) is None
+        out = answer if verified else None
+        self.trace.emit("answer", answer=answer, verified=verified)
+        res = BaselineResult(out, verified, self.raw, self.invalid, stopped_by, self.usage, None, self.texts)
+        self.trace.emit("end", **res.summary())
+        return res
+
+
+async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
+                       cfg: BaselineConfig | None = None, trace: Trace | None = None,
+                       usage: Usage | None = None) -> BaselineResult:
+    """Run one baseline on one puzzle with fresh usage counters (the client is shared)."""
+    cfg = cfg or BaselineConfig()
+    if not supports(task, method):
+        raise ValueError(f"task {getattr(task, 'name', '?')!r} does not support the {method!r} baseline")
+    if cfg.samples < 1 or cfg.rounds < 1:
+        raise ValueError("samples and rounds must be at least 1")
+    task.root(puzzle)  # bad input fails here with the task's own message
+    trace = trace or Trace()
+    usage = usage or Usage(budget=client.usage.budget, prices=dict(client.usage.prices),
+                           model=client.backend.model)
+    b = _Baseline(task, puzzle, client, cfg, trace, usage)
+    trace.emit("start", task=task.name, puzzle=puzzle, method=method, model=client.backend.name,
+               samples=cfg.samples, rounds=cfg.rounds, seed=cfg.seed)
+    chosen: str | None = None
+    try:
+        if method in ("io", "cot"):
+            prompt = task.io_prompt(puzzle, cfg.chat) if method == "io" else task.cot_prompt(puzzle, cfg.chat)
+            texts = await b.ask(prompt, 1, cfg.io_tokens if method == "io" else cfg.cot_tokens, method)
+            if texts:
+                chosen, _ = b.read(texts[0])
+        elif method == "cot-sc":
+            texts = await b.ask(task.cot_prompt(puzzle, cfg.chat), cfg.samples, cfg.cot_tokens, method)
+            answers = [b.read(t)[0] for t in texts]
+            chosen = majority(answers, getattr(task, "answer_key", None))
+        elif method in ("io-best", "cot-best"):
+            # Oracle pick: the exact check is the oracle, so any valid sample is the answer.
+            io = method == "io-best"
+            prompt = task.io_prompt(puzzle, cfg.chat) if io else task.cot_prompt(puzzle, cfg.chat)
+            texts = await b.ask(prompt, cfg.samples, cfg.io_tokens if io else cfg.cot_tokens, method)
+            for t in texts:
+                answer, problem = b.read(t)
+                if problem is None and chosen is None:
+                    chosen = answer
+        elif method == "refine":
+            chosen = await _refine(b)
+    except BudgetExhausted as exc:
+        return b.final(chosen, exc.which)
+    return b.final(chosen)
+
+
+async def _refine(b: _Baseline) -> str | None:
+    """Attempt 1 is IO; each later attempt sees the previous one and the exact checker's reason."""
+    task, puzzle, cfg = b.task, b.puzzle, b.cfg
+    prompt = task.io_prompt(puzzle, cfg.chat)
+    for attempt in range(cfg.rounds):
+        # A distinct seed per round: the same prompt may recur, and the same sample would too.
+        params = GenParams(n=1, temperature=cfg.temperature, max_tokens=cfg.io_tokens, stop=b.stop,
+                           seed=None if cfg.seed is None else cfg.seed + attempt, chat=cfg.chat)
+        texts = await b.client.complete(prompt, params, "refine")
+        b.texts.extend(texts)
+        if not texts:
+            continue
+        answer, problem = b.read(texts[0])
+        if problem is None:
+            return answer
+        prompt = task.refine_prompt(puzzle, answer or texts[0].strip(), problem.reason if problem else "",
+                                    cfg.chat)
+    return None
+
+
+def chain_lost_at(task: Any, puzzle: str, text: str) -> int | None:
+    """For a failed chain of thought: the 1-based step after which no solvable state was left
+    (a step the checker rejects counts as losing it there); ``len(steps) + 1`` when every step
+    kept a solvable state but the answer still failed; None when the task cannot tell."""
+    chain = getattr(task, "chain_thoughts", None)
+    oracle = getattr(task, "oracle", None)
+    if not callable(chain) or not callable(oracle):
+        return None
+    state = task.root(puzzle)
+    if not oracle(state):
+        return 0
+    steps: list[Thought] = chain(puzzle, text)
+    for i, th in enumerate(steps, 1):
+        verdict = task.check(state, th)
+        if isinstance(verdict, Invalid) or not oracle(verdict.state):
+            return i
+        state = verdict.state
+    return len(steps) + 1

@@ -1,0 +1,377 @@
+"""``tot bench``: run baselines and searches side by side over a puzzle set, resumably.
+
+    tot bench TASK [puzzle options] --methods io,cot,cot-sc,tot-bfs --out DIR [--shard I/N] [--no-gate]
+    tot bench merge DIR... --out DIR     join shards or runs (one row per puzzle and method)
+    tot bench report DIR...              print the table and redraw the plots of finished runs
+
+Each finished (puzzle, method) pair is appended to DIR/results*.jsonl as one JSON line and
+flushed at once, so a killed run (even kill -9) loses at most the pair in flight; rerunning the
+same command skips finished pairs and retries only errored ones (a model or server failure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+from typing import IO, Any
+
+from solver.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
+from solver.budget import Usage
+from solver.cli import UsageError, _add_search_args, settings_from
+from solver.lm.base import Backend, GenParams, LMError
+from solver.lm.cache import Cache, CacheMiss
+from solver.lm.client import LMClient
+from solver.plugins import TaskPlugin
+from solver.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
+from solver.run import Settings, make_backend, needs_model, solve
+from solver.task import Thought
+from solver.trace import Trace
+from verifiers.verdict import Invalid
+
+SEARCHES = ("tot-bfs", "tot-dfs")
+NO_GATE = ":no-gate"
+SUBCOMMANDS = ("merge", "report")
+# Options that may differ between runs written into one directory (or merged) without making
+# their results incomparable: which pairs to run, where, how fast, and how to show it.
+_FREE_OPTIONS = {"command", "bench_task", "methods", "out", "shard", "no_gate", "trace", "json", "puzzle",
+                 "ranks", "data", "generated", "cache", "cache_mode", "concurrency", "timeout", "retries",
+                 "base_url", "price", "no_plots", "method"}
+
+
+def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
+    p = subparsers.add_parser("bench", help="compare baselines and searches over a puzzle set",
+                              description=__doc__.split("\n\n")[1] if __doc__ else None,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    tasks = p.add_subparsers(dest="bench_task", required=True, parser_class=type(p))
+    for name, plugin in plugins.items():
+        if name in SUBCOMMANDS:
+            continue
+        sp = tasks.add_parser(name, help=plugin.help, conflict_handler="resolve")
+        plugin.add_solve_args(sp)
+        _add_search_args(sp)
+        g = sp.add_argument_group("bench")
+        g.add_argument("--methods", "--method", dest="methods", default="io,cot,cot-sc,tot-bfs",
+                       help=f"comma-separated: {', '.join(BASELINES + SEARCHES)}; "
+                            f"add {NO_GATE} to a search to run it with the gate off")
+        g.add_argument("--out", required=True, help="results directory (created; reruns resume it)")
+        g.add_argument("--shard", default=None, help="I/N: run only every N-th puzzle, starting at the I-th (1-based)")
+        g.add_argument("--no-gate", action="store_true",
+                       help="run the searches with the gate off (the paper's unchecked behaviour)")
+        g.add_argument("--samples", type=int, default=5, help="k for cot-sc, io-best, cot-best (the paper: 100)")
+        g.add_argument("--refine-rounds", type=int, default=10, help="attempts of refine (the paper: up to 10)")
+        g.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+        g.add_argument("--trace", default=None, help="append every run's trace (JSON lines) to this file")
+        g.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
+        sp.set_defaults(method="tot-bfs")  # settings_from reads it; --methods picks per run
+    mp = tasks.add_parser("merge", help="join results directories (shards) into one")
+    mp.add_argument("dirs", nargs="+", help="results directories")
+    mp.add_argument("--out", required=True, help="the merged directory")
+    mp.add_argument("--no-plots", action="store_true")
+    mp.add_argument("--json", action="store_true")
+    rp = tasks.add_parser("report", help="print the table and redraw the plots of results directories")
+    rp.add_argument("dirs", nargs="+", help="results directories (plots go into the first)")
+    rp.add_argument("--no-plots", action="store_true")
+    rp.add_argument("--json", action="store_true")
+
+
+def parse_shard(text: str | None) -> tuple[int, int]:
+    if text is None:
+        return 1, 1
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise UsageError(f"bad --shard {text!r}: use I/N, e.g. 2/8") from None
+    if n < 1 or not 1 <= i <= n:
+        raise UsageError(f"bad --shard {text!r}: need 1 <= I <= N")
+    return i, n
+
+
+def parse_methods(text: str, no_gate: bool, task: Any) -> list[str]:
+    """Method labels; searches get the ``:no-gate`` suffix when the gate is off."""
+    out: list[str] = []
+    for raw in (m.strip() for m in text.split(",")):
+        if not raw:
+            continue
+        base = raw.removesuffix(NO_GATE)
+        if base in SEARCHES:
+            label = base + NO_GATE if (no_gate or raw.endswith(NO_GATE)) else base
+            if label.endswith(NO_GATE) and not callable(getattr(task, "apply_unchecked", None)):
+                raise UsageError(f"task {task.name!r} cannot run without the gate (no apply_unchecked)")
+        elif raw in BASELINES:
+            if not supports(task, raw):
+                raise UsageError(f"task {task.name!r} does not implement the {raw!r} baseline")
+            label = raw
+        else:
+            raise UsageError(f"unknown method {raw!r}; choose from {', '.join(BASELINES + SEARCHES)}"
+                             f" (searches may end in {NO_GATE})")
+        if label not in out:
+            out.append(label)
+    if not out:
+        raise UsageError("--methods is empty")
+    return out
+
+
+def config_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The options that decide what a result means (see _FREE_OPTIONS for the rest)."""
+    return {k: v for k, v in sorted(vars(args).items())
+            if k not in _FREE_OPTIONS and isinstance(v, (str, int, float, bool, type(None)))}
+
+
+def check_config(out: Path, config: dict[str, Any]) -> None:
+    """Refuse to mix results of different configurations in one directory."""
+    path = out / "config.json"
+    if path.is_file():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        for k in sorted(set(old) | set(config)):
+            if old.get(k) != config.get(k):
+                raise UsageError(f"{out} holds results of another configuration ({k}: {old.get(k)!r} there, "
+                                 f"{config.get(k)!r} now); use another --out")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def open_results(path: Path) -> IO[str]:
+    """Append handle; a half-written last line (kill -9 mid-write) is ended first, so the next
+    row starts on its own line and the broken one is skipped when read."""
+    fh = path.open("a+", encoding="utf-8")
+    if fh.tell() > 0:
+        fh.seek(fh.tell() - 1)
+        if fh.read(1) != "\n":
+            fh.write("\n")
+            fh.flush()
+    return fh
+
+
+def tree_lost_at(task: Any, puzzle: str, events: list[dict[str, Any]]) -> int | None:
+    """For a failed search: 1 + the deepest depth at which it kept a state the exact oracle
+    calls solvable (0 when the puzzle itself is not). States are rebuilt from the trace by
+    replaying the deterministic checker, so search needs no hook for this."""
+    oracle = getattr(task, "oracle", None)
+    if not callable(oracle):
+        return None
+    states: dict[int, Any] = {}
+    kept: list[int] = []
+    for ev in events:
+        kind = ev.get("event")
+        if kind == "root":
+            states[ev["node"]] = task.root(puzzle)
+            kept.append(ev["node"])
+        elif kind == "proposal" and "node" in ev and ev.get("parent") in states:
+            parent = states[ev["parent"]]
+            verdict = task.check(parent, Thought(ev["thought"]))
+            if isinstance(verdict, Invalid) and callable(getattr(task, "apply_unchecked", None)):
+                verdict = task.apply_unchecked(parent, Thought(ev["thought"]))
+            if not isinstance(verdict, Invalid):
+                states[ev["node"]] = verdict.state
+        elif kind == "keep" and ev.get("node") in states:
+            kept.append(ev["node"])
+    solvable = [task.depth(states[n]) for n in kept if oracle(states[n])]
+    return 1 + max(solvable) if solvable else 0
+
+
+class _Runner:
+    def __init__(self, args: argparse.Namespace, plugin: TaskPlugin, backend: Backend | None) -> None:
+        self.args, self.plugin = args, plugin
+        self.task = plugin.make_task(args)
+        self.settings: Settings = settings_from(args)
+        for name in ("samples", "refine_rounds"):
+            if getattr(args, name) < 1:
+                raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+        self.cfg = BaselineConfig(samples=args.samples, rounds=args.refine_rounds,
+                                  temperature=self.settings.temperature, seed=self.settings.seed,
+                                  chat=self.settings.chat)
+        self._backend = backend
+        self._client: LMClient | None = None
+
+    def client(self) -> LMClient:
+        """A fresh client per pair over one backend and one record/replay store: the client's
+        in-run memo must not carry answers from one pair into another, or a later method would
+        get earlier methods' calls for free and its token counts would be too low."""
+        s = self.settings
+        if self._client is None:
+            backend = self._backend or make_backend(s)
+            cache = Cache(s.cache) if s.cache else None
+            self._client = LMClient(backend, Usage(model=backend.model), cache,
+                                    s.cache_mode if cache is not None else "off", s.concurrency)
+        base = self._client
+        usage = Usage(budget=s.budget, model=base.backend.model)
+        usage.prices.update(s.prices)
+        return LMClient(base.backend, usage, base.cache, base.mode, s.concurrency)
+
+    async def warm_up(self, methods: list[str]) -> None:
+        """One untimed, uncounted call of each kind the methods will make, so that loading a
+        model (the embedded one loads on first use) is not charged to the first pair."""
+        s = self.settings
+        gen = any(m in BASELINES for m in methods) or s.generator in ("propose", "sample") \
+            or s.evaluator in ("value", "vote")
+        score = any(m not in BASELINES for m in methods) and (s.generator == "enumerate-rank"
+                                                              or s.evaluator == "likelihood")
+        if not (gen or score):
+            return
+        backend = self.client().backend
+        try:
+            if gen:
+                await backend.complete("Input: 1 2 3 4\nAnswer:", GenParams(n=1, max_tokens=1, temperature=0.0))
+            if score:
+                await backend.score("Input: 1 2 3 4\nAnswer:", [" 1"])
+        except LMError:
+            pass  # a failing model shows up, and is recorded, in the first pair that needs it
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+    async def pair(self, pid: str, puzzle: str, method: str) -> dict[str, Any]:
+        row: dict[str, Any] = {"task": self.task.name, "id": pid, "puzzle": puzzle, "method": method}
+        trace = Trace(self.args.trace)
+        try:
+            if method in BASELINES:
+                client = self.client()  # first: loading a model is not the first pair's time
+                usage = Usage(budget=self.settings.budget, model=client.backend.model)
+                usage.prices.update(self.settings.prices)
+                res = await run_baseline(self.task, puzzle, method, client, self.cfg, trace, usage)
+                row.update(res.summary())
+                if method == "cot" and not res.verified and res.texts:
+                    row["lost_at"] = chain_lost_at(self.task, puzzle, res.texts[0])
+            else:
+                base = method.removesuffix(NO_GATE)
+                s = dataclasses.replace(self.settings, method=base, gate=not method.endswith(NO_GATE))
+                tot_client = self.client() if needs_model(s) else None
+                sres = await solve(self.task, puzzle, s, tot_client, trace)
+                row.update(sres.summary())
+                row["unchecked"] = sum(1 for e in trace.events
+                                       if e["event"] == "verdict" and e.get("verdict") == "unchecked")
+                row["final_rejected"] = sum(1 for e in trace.events
+                                            if e["event"] == "answer" and e.get("verified") is False)
+                if not sres.verified:
+                    row["lost_at"] = tree_lost_at(self.task, puzzle, trace.events)
+            row["max_depth"] = self.task.max_depth
+            row["status"] = "error" if row.get("failed_calls") else "done"
+            if row["status"] == "error":
+                row["error"] = row.get("error") or f"{row['failed_calls']} model call(s) failed"
+        except (LMError, CacheMiss, OSError) as exc:
+            row.update(status="error", verified=False, answer=None, error=f"{type(exc).__name__}: {exc}"[:300])
+        finally:
+            trace.close()
+        return row
+
+
+async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
+                    backend: Backend | None = None) -> int:
+    """``tot bench TASK``; ``backend`` replaces the model (tests use a scripted one)."""
+    plugin = plugins[args.bench_task]
+    runner = _Runner(args, plugin, backend)
+    task = runner.task
+    methods = parse_methods(args.methods, args.no_gate, task)
+    puzzles = plugin.puzzles(args)
+    for _pid, puzzle in puzzles:
+        task.root(puzzle)  # bad input fails here, before a model is loaded
+    i, n = parse_shard(args.shard)
+    puzzles = puzzles[i - 1::n]
+    out = Path(args.out)
+    check_config(out, config_of(args))
+    results = out / ("results.jsonl" if n == 1 else f"results-{i}-of-{n}.jsonl")
+    previous = final_rows(r for f in sorted(out.glob(RESULTS_GLOB)) for r in read_lines(f))
+    finished = {(str(r["id"]), r["method"]): r for r in previous if r.get("status") == "done"}
+    todo = [(str(pid), pz, m) for pid, pz in puzzles for m in methods if (str(pid), m) not in finished]
+    wanted = {(str(pid), m) for pid, pz in puzzles for m in methods}
+    done_here = [r for k, r in finished.items() if k in wanted]
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    solved_before = sum(1 for r in done_here if r.get("verified"))
+    stats: dict[str, Any] = {"solved": solved_before, "calls": 0, "tokens": 0, "errors": 0}
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("solved {task.fields[solved]}  calls {task.fields[calls]}  tokens {task.fields[tokens]}"
+                          "  errored {task.fields[errors]}"), TimeElapsedColumn())
+    fh = open_results(results)
+    try:
+        if todo:
+            await runner.warm_up(sorted({m.removesuffix(NO_GATE) for _, _, m in todo}))
+        with Progress(*columns, console=console, disable=not console.is_terminal) as progress:
+            bar = progress.add_task(f"{task.name} bench", total=len(wanted), completed=len(done_here), **stats)
+            for pid, puzzle, method in todo:
+                progress.update(bar, description=f"{task.name} {pid} {method}")
+                row = await runner.pair(pid, puzzle, method)
+                fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+                fh.flush()
+                stats["solved"] += bool(row.get("verified"))
+                stats["calls"] += int(row.get("calls") or 0)
+                stats["tokens"] += int(row.get("tokens") or 0)
+                stats["errors"] += row["status"] != "done"
+                progress.update(bar, advance=1, **stats)
+    finally:
+        fh.close()
+        await runner.close()
+    # Every method in DIR on these puzzles, so a later --no-gate run sits beside the gated one.
+    ids = {str(pid) for pid, _ in puzzles}
+    rows = [r for r in load_rows([out]) if str(r["id"]) in ids]
+    _print_report(out, rows, args)
+    if stats["errors"]:
+        console.print(f"{stats['errors']} pair(s) errored (a model or server failure); rerun the same command "
+                      "to retry only those")
+    return 0
+
+
+def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    table, paths = write_report(out, rows, plots=not args.no_plots)
+    if args.json:
+        print((out / "summary.json").read_text(encoding="utf-8"), end="")
+    else:
+        print(table)
+        print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def merge(args: argparse.Namespace) -> int:
+    dirs = [Path(d) for d in args.dirs]
+    configs = []
+    for d in dirs:
+        if not (d / "config.json").is_file():
+            raise UsageError(f"{d} is not a bench results directory (no config.json)")
+        configs.append(json.loads((d / "config.json").read_text(encoding="utf-8")))
+    out = Path(args.out)
+    if any(d.resolve() == out.resolve() for d in dirs):
+        raise UsageError("--out must be a new directory, not one of the inputs")
+    check_config(out, configs[0])
+    for d, c in zip(dirs, configs, strict=True):
+        if c != configs[0]:
+            diff = next(k for k in sorted(set(c) | set(configs[0])) if c.get(k) != configs[0].get(k))
+            raise UsageError(f"{d} was run with another configuration ({diff}: {c.get(diff)!r} vs "
+                             f"{configs[0].get(diff)!r}); it cannot be merged with {dirs[0]}")
+    rows = load_rows(dirs + [out])
+    tmp = out / "results.jsonl.tmp"
+    with tmp.open("w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    for old in out.glob(RESULTS_GLOB):
+        old.unlink()
+    tmp.replace(out / "results.jsonl")
+    _print_report(out, rows, args)
+    return 0
+
+
+def report(args: argparse.Namespace) -> int:
+    dirs = [Path(d) for d in args.dirs]
+    for d in dirs:
+        if not d.is_dir():
+            raise UsageError(f"no such results directory: {d}")
+    rows = load_rows(dirs)
+    if not rows:
+        raise UsageError(f"no results in {', '.join(map(str, dirs))}")
+    _print_report(dirs[0], rows, args)
+    return 0
+
+
+async def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
+    if args.bench_task == "merge":
+        return merge(args)
+    if args.bench_task == "report":
+        return report(args)
+    return await run_bench(args, plugins)
