@@ -203,6 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tot: interrupted; results printed so far and the trace file are complete", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `tot ... | head`): stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except Exception as exc:  # noqa: BLE001 - the user gets one line, not a traceback
         if debug:
             raise
