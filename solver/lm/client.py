@@ -8,13 +8,18 @@ empty answer) instead of a crash.
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, Sequence
+from typing import Awaitable, Callable, Sequence, TypeVar
 
-from solver.budget import Usage
+from solver.budget import BudgetExhausted, Usage
 from solver.lm.base import Backend, GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss, CacheMode, cache_key
 
 EventSink = Callable[[dict[str, object]], None]
+T = TypeVar("T")
+
+
+class _OutOfTime(LMError):
+    """A request cut off because the run's seconds budget ran out while it was in flight."""
 
 
 class LMClient:
@@ -27,6 +32,8 @@ class LMClient:
         self.on_event: EventSink | None = None
         limit = concurrency if backend.concurrent else 1
         self._sem = asyncio.Semaphore(max(1, limit))
+        if hasattr(backend, "request_slots"):  # a backend that fans one call out: the same bound N
+            backend.request_slots = asyncio.Semaphore(max(1, limit))
         self._memo: dict[str, list[str] | list[float]] = {}
 
     @property
@@ -40,6 +47,26 @@ class LMClient:
     def _emit(self, event: dict[str, object]) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+    async def _send(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Send one request once a concurrency slot is free. The token and time budgets are checked
+        again while holding the slot, because requests that finished meanwhile may have spent
+        them (so tokens overrun by at most one call per slot); the request is cut off, as a
+        failed call, when the seconds budget runs out (retries and backoff included)."""
+        async with self._sem:
+            try:
+                b = self.usage.budget
+                if b.tokens is not None and self.usage.tokens >= b.tokens:
+                    raise BudgetExhausted("tokens")
+                self.usage.check_time()
+            except BudgetExhausted:
+                self.usage.calls -= 1  # counted on entry, but never sent
+                raise
+            left = None if b.seconds is None else max(0.0, b.seconds - self.usage.seconds)
+            try:
+                return await asyncio.wait_for(call(), left)
+            except asyncio.TimeoutError:
+                raise _OutOfTime("the seconds budget ran out during the call") from None
 
     async def complete(self, prompt: str, params: GenParams, purpose: str = "") -> list[str]:
         """``params.n`` texts; [] when the call failed (recorded in usage and the trace)."""
@@ -62,11 +89,12 @@ class LMClient:
                 raise CacheMiss(f"replay-only cache has no recording for this {purpose or 'request'} "
                                 f"({self.backend.name}); record it first with --cache-mode record")
         try:
-            async with self._sem:
-                comp = await self.backend.complete(prompt, params)
+            comp = await self._send(lambda: self.backend.complete(prompt, params))
         except LMError as exc:
             self.usage.failed_calls += 1
             self._emit({"event": "lm_error", "purpose": purpose, "error": str(exc)})
+            if isinstance(exc, _OutOfTime):  # recorded as failed, and the search stops there
+                raise BudgetExhausted("seconds") from None
             return []
         self.usage.backend_calls += 1
         self.usage.prompt_tokens += comp.prompt_tokens
@@ -95,11 +123,12 @@ class LMClient:
                 raise CacheMiss(f"replay-only cache has no recording for this {purpose or 'score'} "
                                 f"request ({self.backend.name})")
         try:
-            async with self._sem:
-                scores, tokens = await self.backend.score(prompt, continuations)
+            scores, tokens = await self._send(lambda: self.backend.score(prompt, continuations))
         except LMError as exc:
             self.usage.failed_calls += 1
             self._emit({"event": "lm_error", "purpose": purpose, "error": str(exc)})
+            if isinstance(exc, _OutOfTime):  # recorded as failed, and the search stops there
+                raise BudgetExhausted("seconds") from None
             return None
         self.usage.backend_calls += 1
         self.usage.prompt_tokens += tokens
@@ -110,9 +139,21 @@ class LMClient:
 
     async def gather(self, *coros):  # type: ignore[no-untyped-def]
         """Run several requests concurrently (bounded by the backend's concurrency)."""
-        return await asyncio.gather(*coros)
+        return await gather_all(*coros)
 
     async def close(self) -> None:
         await self.backend.close()
         if self.cache is not None:
             self.cache.close()
+
+
+async def gather_all(*coros):  # type: ignore[no-untyped-def]
+    """``asyncio.gather`` that, when one request fails (say, a budget ran out), still waits for the
+    others before raising the first failure (in argument order). Requests the budget already
+    allowed thus complete, are counted and recorded (a replay of the run finds them), and none
+    outlives the search that made it. Cancelling the caller cancels them all."""
+    results = await asyncio.gather(*coros, return_exceptions=True)
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+    return results

@@ -1,0 +1,183 @@
+"""A fake OpenAI-compatible HTTP server on 127.0.0.1 for fault-injection tests (stdlib only).
+
+Each request to ``/v1/completions`` or ``/v1/chat/completions`` takes the next mode from a
+script (the last mode repeats once the script is used up) and answers accordingly:
+
+``ok``        a well-formed answer with ``n`` choices
+``one``       a well-formed answer with one choice whatever ``n`` was (a server that ignores n)
+``slow``      ``ok`` after ``delay`` seconds
+``timeout``   no answer until the client gives up (bounded: at most ``hang`` seconds)
+``429``       Too Many Requests with ``Retry-After`` (and ``retry-after-ms``, so tests stay fast)
+``500``       Internal Server Error
+``malformed`` status 200, JSON content type, a body that is not JSON
+``wrongshape`` status 200, valid JSON of the wrong shape (choices is not a list of choices)
+``empty``     status 200, ``choices: []``
+``drop``      the connection is closed without any answer
+``echo-key``  400 Bad Request whose message quotes the Authorization header it received (as
+              some servers do), to test that keys are scrubbed from errors
+
+Every request (path, headers, body) is recorded so tests can assert what the client sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODES = ("ok", "one", "slow", "timeout", "429", "500", "malformed", "wrongshape", "empty", "drop", "echo-key")
+
+
+@dataclass(slots=True)
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any] | None
+    mode: str
+
+
+@dataclass(slots=True)
+class Script:
+    modes: list[str] = field(default_factory=lambda: ["ok"])
+    text: str = "4 * 6 = 24 (left: 24)"
+    delay: float = 0.05
+    hang: float = 5.0
+    retry_after: str = "0"
+    retry_after_ms: str | None = "5"
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return None  # clients that give up (timeouts) reset connections; that is expected here
+
+
+class FakeOpenAIServer:
+    """Start with ``with FakeOpenAIServer(["500", "ok"]) as srv:``; ``srv.url`` is the base URL."""
+
+    def __init__(self, modes: list[str] | None = None, **script: Any) -> None:
+        for m in modes or []:
+            if m not in MODES:
+                raise ValueError(f"unknown mode {m!r}; use one of {MODES}")
+        self.script = Script(list(modes or ["ok"]), **script)
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self._stop.set()  # releases handlers that are hanging in ``timeout`` mode
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def _next_mode(self) -> str:
+        with self._lock:
+            k = len(self.requests)
+            modes = self.script.modes
+            return modes[k] if k < len(modes) else modes[-1]
+
+    def modes_served(self) -> list[str]:
+        with self._lock:
+            return [r.mode for r in self.requests]
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+                return None
+
+            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = None
+                mode = server._next_mode()
+                with server._lock:
+                    headers = {k.lower(): v for k, v in self.headers.items()}
+                    server.requests.append(Recorded(self.path, headers, body, mode))
+                self._answer(mode, body or {})
+
+            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(payload)
+                self.wfile.flush()
+
+            def _answer(self, mode: str, body: dict[str, Any]) -> None:
+                s = server.script
+                if mode == "slow":
+                    server._stop.wait(s.delay)
+                    mode = "ok"
+                if mode == "timeout":
+                    server._stop.wait(s.hang)
+                    self.close_connection = True
+                    return
+                if mode == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if mode == "429":
+                    headers = {"Retry-After": s.retry_after}
+                    if s.retry_after_ms is not None:
+                        headers["retry-after-ms"] = s.retry_after_ms
+                    err = {"error": {"message": "rate limited", "type": "rate_limit", "code": 429}}
+                    self._send(429, json.dumps(err).encode(), headers)
+                    return
+                if mode == "500":
+                    headers = {"retry-after-ms": s.retry_after_ms} if s.retry_after_ms is not None else {}
+                    self._send(500, b'{"error": {"message": "boom", "type": "server_error"}}', headers)
+                    return
+                if mode == "echo-key":
+                    msg = f"bad request from {self.headers.get('Authorization', '')}"
+                    self._send(400, json.dumps({"error": {"message": msg, "type": "invalid_request"}}).encode())
+                    return
+                if mode == "malformed":
+                    self._send(200, b'{"id": "x", "choices": [{"text": "4 * 6 = 2')
+                    return
+                if mode == "wrongshape":
+                    self._send(200, b'{"id": "x", "object": "text_completion", "choices": "nope", "usage": 7}')
+                    return
+                n = int(body.get("n") or 1) if mode == "ok" else 1
+                chat = self.path.endswith("/chat/completions")
+                if mode == "empty":
+                    choices: list[dict[str, Any]] = []
+                elif chat:
+                    choices = [{"index": i, "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": s.text}} for i in range(n)]
+                else:
+                    choices = [{"index": i, "finish_reason": "stop", "text": s.text, "logprobs": None}
+                               for i in range(n)]
+                resp = {"id": "cmpl-fake", "object": "chat.completion" if chat else "text_completion",
+                        "created": 0, "model": body.get("model", "fake"), "choices": choices,
+                        "usage": {"prompt_tokens": 3, "completion_tokens": 5 * len(choices),
+                                  "total_tokens": 3 + 5 * len(choices)}}
+                self._send(200, json.dumps(resp).encode())
+
+        return Handler
