@@ -220,3 +220,11 @@ def test_baselines_are_gated():
     assert not res.verified and res.rejected == 1
     prompts = [task.solution_prompt(PUZZLE, s, False) for s in ("zero-shot", "one-shot", "few-shot")]
     assert [p.count("Solution:") for p in prompts] == [1, 2, 4]
+
+
+def test_parser_survives_huge_json_integers_and_bracket_floods():
+    from tasks.sudoku.parse import extract_boards
+
+    assert extract_boards('{"rows": [' + "9" * 5000 + "]}") == []
+    assert extract_boards("[" * 100_000) == []
+    assert extract_boards("noise " + "[" * 300 + ' {"rows": ["12", "21"]}') in ([], [((1, 2), (2, 1))])

@@ -104,19 +104,24 @@ def _interpret(obj: Any, current: Board | None) -> Board | None:
     return _board(obj)
 
 
+MAX_DECODE_ATTEMPTS = 200
+
+
 def extract_boards(text: str, current: Board | None = None, limit: int = MAX_OBJECTS) -> list[Board]:
     """Every board found in ``text``, in order: full boards ({"rows": [...]}, a bare list of rows)
     or, given the ``current`` board, cell updates ({"cells": [[row, col, digit], ...]})."""
     text = text[:MAX_TEXT]
     out: list[Board] = []
     i = 0
-    while i < len(text) and len(out) < limit:
+    attempts = 0  # each failed decode can scan to the end of the text: bound the total work
+    while i < len(text) and len(out) < limit and attempts < MAX_DECODE_ATTEMPTS:
         if text[i] not in "{[":
             i += 1
             continue
+        attempts += 1
         try:
             obj, end = _DECODER.raw_decode(text, i)
-        except (json.JSONDecodeError, RecursionError):
+        except (json.JSONDecodeError, RecursionError, ValueError):  # ValueError: a >4300-digit integer
             i += 1
             continue
         board = _interpret(obj, current)
