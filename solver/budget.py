@@ -43,6 +43,7 @@ class Usage:
     backend_calls: int = 0
     cache_hits: int = 0
     failed_calls: int = 0
+    replayed_tokens: int = 0  # tokens of cache hits, counted as when they were recorded
     prompt_tokens: int = 0
     completion_tokens: int = 0
     steps: int = 0
@@ -92,6 +93,7 @@ class Usage:
             "backend_calls": self.backend_calls,
             "cache_hits": self.cache_hits,
             "failed_calls": self.failed_calls,
+            "replayed_tokens": self.replayed_tokens,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "tokens": self.tokens,

@@ -22,6 +22,10 @@ class _OutOfTime(LMError):
     """A request cut off because the run's seconds budget ran out while it was in flight."""
 
 
+def _tokens_key(keys: list[str]) -> str:
+    return cache_key(kind="tokens", keys=keys)
+
+
 class LMClient:
     def __init__(self, backend: Backend, usage: Usage | None = None, cache: Cache | None = None,
                  mode: CacheMode = "record", concurrency: int = 1) -> None:
@@ -68,6 +72,16 @@ class LMClient:
             except asyncio.TimeoutError:
                 raise _OutOfTime("the seconds budget ran out during the call") from None
 
+    def _replay_tokens(self, keys: list[str]) -> None:
+        """Count the tokens a recorded request used when it was made, so a replayed run reports
+        the same usage and stops at the same token budget as the live run did."""
+        assert self.cache is not None
+        got = self.cache.get(_tokens_key(keys))
+        if isinstance(got, list) and len(got) == 2 and all(isinstance(x, int) for x in got):
+            self.usage.prompt_tokens += got[0]
+            self.usage.completion_tokens += got[1]
+            self.usage.replayed_tokens += got[0] + got[1]
+
     async def complete(self, prompt: str, params: GenParams, purpose: str = "") -> list[str]:
         """``params.n`` texts; [] when the call failed (recorded in usage and the trace)."""
         self.usage.check_call()
@@ -82,6 +96,7 @@ class LMClient:
             hits = [self.cache.get(k) for k in keys]
             if all(h is not None for h in hits):
                 self.usage.cache_hits += 1
+                self._replay_tokens(keys)
                 texts = [str(h) for h in hits]
                 self._memo[memo_key] = texts
                 return texts
@@ -102,6 +117,7 @@ class LMClient:
         if self.cache is not None and self.mode == "record":
             for k, t in zip(keys, comp.texts, strict=False):
                 self.cache.put(k, t)
+            self.cache.put(_tokens_key(keys), [comp.prompt_tokens, comp.completion_tokens])
         self._memo[memo_key] = list(comp.texts)
         return list(comp.texts)
 
@@ -117,6 +133,7 @@ class LMClient:
             hit = self.cache.get(key)
             if isinstance(hit, list):
                 self.usage.cache_hits += 1
+                self._replay_tokens([key])
                 self._memo[key] = [float(x) for x in hit]
                 return [float(x) for x in hit]
             if self.mode == "replay":
@@ -134,6 +151,7 @@ class LMClient:
         self.usage.prompt_tokens += tokens
         if self.cache is not None and self.mode == "record":
             self.cache.put(key, scores)
+            self.cache.put(_tokens_key([key]), [tokens, 0])
         self._memo[key] = list(scores)
         return list(scores)
 
