@@ -51,6 +51,7 @@ class CrosswordsPlugin:
     help = "5x5 mini crosswords: fill the grid from 10 clues"
     # DFS with a 100-step cap and the per-clue judge, as in the paper; our two evaluator names.
     solve_defaults: dict[str, Any] = {"method": "tot-dfs", "budget_steps": 100, "evaluator": "clues",
+                                      "generator": "enumerate-rank",
                                       "task_evaluators": ("clues", "fillable"), "task_model_free": ("fillable",)}
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
