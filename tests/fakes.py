@@ -36,3 +36,20 @@ class ScriptedBackend:
 
     async def close(self) -> None:
         return None
+
+
+class ReplayOnly(ScriptedBackend):
+    """Looks like the embedded model to the record/replay cache, but fails if a request gets
+    through, so a test proves that a run was served entirely from recorded outputs."""
+
+    def __init__(self) -> None:
+        from solver.lm.local import DEFAULT_MODEL
+
+        super().__init__(name=DEFAULT_MODEL)
+        self.name = f"local:{DEFAULT_MODEL}"
+
+    async def complete(self, prompt: str, params: GenParams) -> Completion:
+        raise AssertionError("replay reached the model")
+
+    async def score(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
+        raise AssertionError("replay reached the model")

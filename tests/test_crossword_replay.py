@@ -8,30 +8,18 @@ from pathlib import Path
 from solver.budget import Budget, Usage
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
-from solver.lm.local import DEFAULT_MODEL
 from solver.run import Settings, solve
 from solver.trace import Trace
 from tasks.crosswords import Crosswords
 from tasks.crosswords.data import load_puzzles
-from tests.fakes import ScriptedBackend
+from tests.fakes import ReplayOnly
 
 DATA = Path(__file__).parent / "data"
 RUN = json.loads((DATA / "crosswords_gemma.json").read_text())
 PUZZLES = Path(__file__).resolve().parents[2] / "shared" / "data" / "tot" / "crosswords" / "mini0505.json"
 
 
-class NoModel(ScriptedBackend):
-    """Looks like the embedded model to the cache, but fails if a request gets through."""
-
-    def __init__(self) -> None:
-        super().__init__(name=DEFAULT_MODEL)
-        self.name = f"local:{DEFAULT_MODEL}"
-
-    async def complete(self, prompt, params):
-        raise AssertionError("replay reached the model")
-
-    async def score(self, prompt, continuations):
-        raise AssertionError("replay reached the model")
+NoModel = ReplayOnly
 
 
 def test_replay_reproduces_recorded_crossword_run(tmp_path):

@@ -11,27 +11,15 @@ from solver.budget import Usage
 from solver.lm.base import GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
-from solver.lm.local import DEFAULT_MODEL
 from solver.run import Settings, solve
 from tasks.game24 import Game24
-from tests.fakes import ScriptedBackend
+from tests.fakes import ReplayOnly, ScriptedBackend
 
 DATA = Path(__file__).parent / "data"
 RUNS = json.loads((DATA / "game24_gemma.json").read_text())
 
 
-class NoModel(ScriptedBackend):
-    """Looks like the embedded model to the cache, but fails if a request gets through."""
-
-    def __init__(self) -> None:
-        super().__init__(name=DEFAULT_MODEL)
-        self.name = f"local:{DEFAULT_MODEL}"
-
-    async def complete(self, prompt, params):
-        raise AssertionError("replay reached the model")
-
-    async def score(self, prompt, continuations):
-        raise AssertionError("replay reached the model")
+NoModel = ReplayOnly
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r['puzzle']}-{r['generator']}-{r['evaluator']}")

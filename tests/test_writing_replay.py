@@ -17,8 +17,7 @@ import pytest
 from solver.budget import Usage
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
-from solver.lm.local import DEFAULT_MODEL
-from tests.fakes import ScriptedBackend
+from tests.fakes import ReplayOnly
 from verifiers.writing import check_passage, split_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,18 +28,7 @@ DATA = Path(__file__).parent / "data"
 ROWS = [json.loads(line) for line in (DATA / "writing_gemma.jsonl").read_text().splitlines() if line.strip()]
 
 
-class NoModel(ScriptedBackend):
-    """Looks like the embedded model to the cache, but fails if a request gets through."""
-
-    def __init__(self) -> None:
-        super().__init__(name=DEFAULT_MODEL)
-        self.name = f"local:{DEFAULT_MODEL}"
-
-    async def complete(self, prompt, params):
-        raise AssertionError("replay reached the model")
-
-    async def score(self, prompt, continuations):
-        raise AssertionError("replay reached the model")
+NoModel = ReplayOnly
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r['index']}-{r['method']}")

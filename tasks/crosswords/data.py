@@ -4,11 +4,11 @@ the puzzle text handed to search (JSON with the clues and, when known, the answe
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tasks.datafiles import shared_data
 from verifiers.crossword import LAYOUT_5X5, parse_board
 
 N_CLUES = len(LAYOUT_5X5.slots)  # h1-h5 then v1-v5
@@ -40,16 +40,7 @@ class Puzzle:
 
 def default_data() -> Path:
     """$TOT_DATA_DIR/crosswords/mini0505.json, else ../shared/data/tot beside the checkout."""
-    rel = Path("crosswords") / "mini0505.json"
-    candidates = []
-    if os.environ.get("TOT_DATA_DIR"):
-        candidates.append(Path(os.environ["TOT_DATA_DIR"]) / rel)
-    candidates.append(Path(__file__).resolve().parents[3] / "shared" / "data" / "tot" / rel)
-    candidates.append(Path.cwd().parent / "shared" / "data" / "tot" / rel)
-    for c in candidates:
-        if c.is_file():
-            return c
-    return candidates[-1]
+    return shared_data(Path("crosswords") / "mini0505.json")
 
 
 def parse_puzzle(obj: object, where: str = "puzzle") -> Puzzle:

@@ -6,39 +6,18 @@ import csv
 import itertools
 from pathlib import Path
 
+from tasks.datafiles import parse_span, shared_data
 from verifiers.arithmetic import can_reach
 
 
 def default_csv() -> Path:
     """The paper's CSV: $TOT_DATA_DIR/24/24.csv, else ../shared/data/tot beside the checkout."""
-    import os
-
-    candidates = []
-    if os.environ.get("TOT_DATA_DIR"):
-        candidates.append(Path(os.environ["TOT_DATA_DIR"]) / "24" / "24.csv")
-    candidates.append(Path(__file__).resolve().parents[3] / "shared" / "data" / "tot" / "24" / "24.csv")
-    candidates.append(Path.cwd().parent / "shared" / "data" / "tot" / "24" / "24.csv")
-    for c in candidates:
-        if c.is_file():
-            return c
-    return candidates[-1]
+    return shared_data(Path("24") / "24.csv")
 
 
 def parse_range(text: str) -> tuple[int, int]:
     """``901-1000`` or ``905`` -> inclusive 1-based rank bounds."""
-    parts = text.split("-")
-    try:
-        if len(parts) == 1:
-            lo = hi = int(parts[0])
-        elif len(parts) == 2:
-            lo, hi = int(parts[0]), int(parts[1])
-        else:
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"bad range {text!r}: use e.g. 901-1000 or 905") from None
-    if lo < 1 or hi < lo:
-        raise ValueError(f"bad range {text!r}: ranks start at 1 and the end is not before the start")
-    return lo, hi
+    return parse_span(text, 1, "901-1000 or 905", "range")
 
 
 def load_csv(path: str | Path, ranks: str | None = None) -> list[tuple[int, str]]:

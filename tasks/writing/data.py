@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from tasks.datafiles import parse_span, shared_data
 from verifiers.writing import split_sentences
 
 DATA_NAME = Path("text") / "data_100_random_text.txt"
@@ -12,32 +12,12 @@ DATA_NAME = Path("text") / "data_100_random_text.txt"
 
 def default_data() -> Path:
     """$TOT_DATA_DIR/text/data_100_random_text.txt, else ../shared/data/tot beside the checkout."""
-    candidates = []
-    if os.environ.get("TOT_DATA_DIR"):
-        candidates.append(Path(os.environ["TOT_DATA_DIR"]) / DATA_NAME)
-    candidates.append(Path(__file__).resolve().parents[3] / "shared" / "data" / "tot" / DATA_NAME)
-    candidates.append(Path.cwd().parent / "shared" / "data" / "tot" / DATA_NAME)
-    for c in candidates:
-        if c.is_file():
-            return c
-    return candidates[-1]
+    return shared_data(DATA_NAME)
 
 
 def parse_indices(text: str) -> tuple[int, int]:
     """``5`` or ``0-9`` -> inclusive 0-based line bounds."""
-    parts = text.strip().split("-")
-    try:
-        if len(parts) == 1:
-            lo = hi = int(parts[0])
-        elif len(parts) == 2:
-            lo, hi = int(parts[0]), int(parts[1])
-        else:
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"bad index {text!r}: use e.g. 5 or 0-9 (0-based line numbers)") from None
-    if lo < 0 or hi < lo:
-        raise ValueError(f"bad index {text!r}: lines start at 0 and the end is not before the start")
-    return lo, hi
+    return parse_span(text, 0, "5 or 0-9 (0-based line numbers)", "index")
 
 
 def load_lines(path: str | Path, indices: str | None = None) -> list[tuple[int, str]]:
