@@ -31,7 +31,7 @@ def test_replay_reproduces_recorded_run(run, tmp_path):
     client = LMClient(NoModel(), Usage(), Cache(db), "replay")
     res = asyncio.run(solve(Game24(), run["puzzle"], s, client))
     got = res.summary()
-    for key in ("answer", "verified", "proposed", "rejected", "expanded", "calls"):
+    for key in ("answer", "verified", "proposed", "rejected", "expanded", "calls", "tokens"):
         assert got[key] == run[key], key
     assert got["backend_calls"] == 0
 

@@ -33,7 +33,7 @@ async def main() -> None:
         res = await solve(Game24(), puzzle, s, client)
         summ = res.summary()
         out.append({"puzzle": puzzle, "generator": gen, "evaluator": ev, "breadth": 2,
-                    **{k: summ[k] for k in ("answer", "verified", "proposed", "rejected", "expanded", "calls")}})
+                    **{k: summ[k] for k in ("answer", "verified", "proposed", "rejected", "expanded", "calls", "tokens")}})
         print(out[-1])
         assert client is not None
         await client.close()
