@@ -15,6 +15,7 @@ from solver.run import Settings, make_client, solve
 from tasks.game24 import Game24
 
 HERE = Path(__file__).parent
+KEYS = ("answer", "verified", "proposed", "rejected", "expanded", "calls", "tokens")
 RUNS = [
     ("4 9 10 13", "propose", "value"),
     ("1 1 4 6", "propose", "value"),
@@ -33,7 +34,7 @@ async def main() -> None:
         res = await solve(Game24(), puzzle, s, client)
         summ = res.summary()
         out.append({"puzzle": puzzle, "generator": gen, "evaluator": ev, "breadth": 2,
-                    **{k: summ[k] for k in ("answer", "verified", "proposed", "rejected", "expanded", "calls", "tokens")}})
+                    **{k: summ[k] for k in KEYS}})
         print(out[-1])
         assert client is not None
         await client.close()
