@@ -56,7 +56,11 @@ def make_backend(s: Settings) -> Backend:
     if s.backend == "local":
         from solver.lm.local import LocalBackend
 
-        return LocalBackend(s.model if s.model and Path(s.model).is_file() else None)
+        if s.chat:
+            raise ValueError("the embedded base model has no chat template; use --chat with --model/--base-url")
+        if s.model and not Path(s.model).is_file():
+            raise ValueError(f"no such GGUF file: {s.model} (a server model needs --backend openai or --base-url)")
+        return LocalBackend(s.model or None)
     if s.backend == "openai":
         from solver.lm.openai_backend import OpenAIBackend
 

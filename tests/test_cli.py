@@ -69,3 +69,10 @@ def test_csv_range(capsys):
 def test_missing_data_file_exit_2():
     r = tot("solve", "game24", "--data", "/nonexistent.csv", "--range", "1-2")
     assert r.returncode == 2 and "no such data file" in r.stderr
+
+
+@pytest.mark.parametrize("extra, why", [(["--chat"], "no chat template"),
+                                        (["--backend", "local", "--model", "/nope.gguf"], "no such GGUF file")])
+def test_local_model_misuse_is_one_line_exit_2(extra, why):
+    r = tot("solve", "game24", "4 9 10 13", *extra)
+    assert r.returncode == 2 and why in r.stderr and r.stderr.count("\n") == 1
