@@ -169,10 +169,16 @@ class FakeOpenAIServer:
                 if mode == "empty":
                     choices: list[dict[str, Any]] = []
                 elif chat:
-                    choices = [{"index": i, "finish_reason": "stop",
+                    # Asked for log-probabilities: two tokens at -0.5 and -0.25 (total -0.75).
+                    lp_chat = ({"content": [{"token": "4", "logprob": -0.5, "bytes": None, "top_logprobs": []},
+                                            {"token": " *", "logprob": -0.25, "bytes": None, "top_logprobs": []}]}
+                               if body.get("logprobs") else None)
+                    choices = [{"index": i, "finish_reason": "stop", "logprobs": lp_chat,
                                 "message": {"role": "assistant", "content": s.text}} for i in range(n)]
                 else:
-                    choices = [{"index": i, "finish_reason": "stop", "text": s.text, "logprobs": None}
+                    lp = ({"tokens": ["4", " *"], "token_logprobs": [-0.5, -0.25], "top_logprobs": None,
+                           "text_offset": [0, 1]} if body.get("logprobs") is not None else None)
+                    choices = [{"index": i, "finish_reason": "stop", "text": s.text, "logprobs": lp}
                                for i in range(n)]
                 resp = {"id": "cmpl-fake", "object": "chat.completion" if chat else "text_completion",
                         "created": 0, "model": body.get("model", "fake"), "choices": choices,

@@ -47,3 +47,12 @@ def test_cli_solves_with_the_embedded_model(tmp_path):
                            capture_output=True, text=True)
         assert v.returncode == 0
     assert r.stderr == ""  # llama.cpp's notices are silenced
+
+
+def test_sample_logprobs_match_scoring(backend):
+    params = GenParams(n=1, temperature=0.7, max_tokens=12, seed=3, logprobs=0)
+    prompt = "Input: 4 9 10 13\nPossible next steps:\n"
+    comp = asyncio.run(backend.complete(prompt, params))
+    assert len(comp.logprobs) == 1 and comp.logprobs[0] is not None and comp.logprobs[0] < 0
+    scores, _ = asyncio.run(backend.score(prompt, comp.texts))
+    assert abs(scores[0] - comp.logprobs[0]) < 1e-3

@@ -12,7 +12,8 @@ class LMError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class GenParams:
-    """Sampling parameters of one request. ``n`` independent samples; sample i uses seed+i."""
+    """Sampling parameters of one request. ``n`` independent samples; sample i uses seed+i.
+    ``logprobs`` (None or the number of top alternatives) asks for each sample's log-probability."""
 
     n: int = 1
     temperature: float = 0.7
@@ -31,7 +32,8 @@ class GenParams:
 
 @dataclass(slots=True)
 class Completion:
-    """Texts of the samples of one request and the tokens it used."""
+    """Texts of the samples of one request and the tokens it used; ``logprobs`` holds each
+    sample's total log-probability when the request asked for them (None where unknown)."""
 
     texts: list[str]
     prompt_tokens: int = 0

@@ -8,6 +8,7 @@ empty answer) instead of a crash.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Awaitable, Callable, Sequence, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
@@ -26,6 +27,10 @@ def _tokens_key(keys: list[str]) -> str:
     return cache_key(kind="tokens", keys=keys)
 
 
+def _logprobs_key(keys: list[str]) -> str:
+    return cache_key(kind="logprobs", keys=keys)
+
+
 class LMClient:
     def __init__(self, backend: Backend, usage: Usage | None = None, cache: Cache | None = None,
                  mode: CacheMode = "record", concurrency: int = 1) -> None:
@@ -39,6 +44,7 @@ class LMClient:
         if hasattr(backend, "request_slots"):  # a backend that fans one call out: the same bound N
             backend.request_slots = asyncio.Semaphore(max(1, limit))
         self._memo: dict[str, list[str] | list[float]] = {}
+        self._logprobs: dict[str, list[float | None]] = {}
 
     @property
     def chat(self) -> bool:
@@ -82,12 +88,24 @@ class LMClient:
             self.usage.completion_tokens += got[1]
             self.usage.replayed_tokens += got[0] + got[1]
 
+    def _sample_keys(self, prompt: str, params: GenParams) -> list[str]:
+        return [self._key("chat" if params.chat else "complete", prompt, params.key(), i) for i in range(params.n)]
+
+    async def complete_scored(self, prompt: str, params: GenParams,
+                              purpose: str = "") -> list[tuple[str, float | None]]:
+        """Like ``complete``, with each sample's total log-probability (None where the backend
+        gave none). Recorded and replayed with the texts."""
+        if params.logprobs is None:
+            params = replace(params, logprobs=0)
+        texts = await self.complete(prompt, params, purpose)
+        lps = self._logprobs.get("|".join(self._sample_keys(prompt, params)), [])
+        return [(t, lps[i] if i < len(lps) else None) for i, t in enumerate(texts)]
+
     async def complete(self, prompt: str, params: GenParams, purpose: str = "") -> list[str]:
         """``params.n`` texts; [] when the call failed (recorded in usage and the trace)."""
         self.usage.check_call()
         self.usage.calls += 1
-        keys = [self._key("chat" if params.chat else "complete", prompt, params.key(), i)
-                for i in range(params.n)]
+        keys = self._sample_keys(prompt, params)
         memo_key = "|".join(keys)
         if memo_key in self._memo:
             self.usage.cache_hits += 1
@@ -99,6 +117,10 @@ class LMClient:
                 self._replay_tokens(keys)
                 texts = [str(h) for h in hits]
                 self._memo[memo_key] = texts
+                if params.logprobs is not None:
+                    got = self.cache.get(_logprobs_key(keys))
+                    if isinstance(got, list):
+                        self._logprobs[memo_key] = [float(x) if isinstance(x, (int, float)) else None for x in got]
                 return texts
             if self.mode == "replay":
                 raise CacheMiss(f"replay-only cache has no recording for this {purpose or 'request'} "
@@ -118,7 +140,11 @@ class LMClient:
             for k, t in zip(keys, comp.texts, strict=False):
                 self.cache.put(k, t)
             self.cache.put(_tokens_key(keys), [comp.prompt_tokens, comp.completion_tokens])
+            if params.logprobs is not None:
+                self.cache.put(_logprobs_key(keys), list(comp.logprobs))
         self._memo[memo_key] = list(comp.texts)
+        if params.logprobs is not None:
+            self._logprobs[memo_key] = list(comp.logprobs)
         return list(comp.texts)
 
     async def score(self, prompt: str, continuations: Sequence[str], purpose: str = "") -> list[float] | None:

@@ -81,7 +81,7 @@ class LocalBackend:
         self.threads = threads or max(1, os.cpu_count() or 1)
         self._gen: Any = None
         self._scorer: Any = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # generation may score its own samples
 
     def _load(self, logits_all: bool) -> Any:
         from llama_cpp import Llama
@@ -105,6 +105,9 @@ class LocalBackend:
                 except ValueError as exc:  # e.g. the prompt does not fit the context
                     raise LMError(str(exc).splitlines()[0]) from None
                 out.texts.append(resp["choices"][0]["text"])
+                if params.logprobs is not None:  # total log-probability of the sampled text
+                    lps, _ = self._score_sync(prompt, [out.texts[-1]])
+                    out.logprobs.append(lps[0])
                 out.prompt_tokens += resp["usage"]["prompt_tokens"]
                 out.completion_tokens += resp["usage"]["completion_tokens"]
             return out

@@ -51,6 +51,13 @@ class OpenAIBackend:
             kwargs["stop"] = list(params.stop)
         if seed is not None:
             kwargs["seed"] = seed
+        if params.logprobs is not None:
+            if params.chat:
+                kwargs["logprobs"] = True
+                if params.logprobs > 0:
+                    kwargs["top_logprobs"] = params.logprobs
+            else:
+                kwargs["logprobs"] = params.logprobs
         try:
             if params.chat:
                 resp = await self._create(self._client.chat.completions.create,
@@ -59,6 +66,7 @@ class OpenAIBackend:
             else:
                 resp = await self._create(self._client.completions.create, prompt=prompt, **kwargs)
                 texts = [c.text or "" for c in resp.choices]
+            logprobs = [_total_logprob(c) for c in resp.choices] if params.logprobs is not None else []
         except self._errors as exc:
             raise LMError(_safe_message(exc, self._secret)) from None
         except _MALFORMED as exc:  # a body that is not JSON, or JSON of the wrong shape
@@ -67,7 +75,7 @@ class OpenAIBackend:
             raise LMError("malformed response from server: a choice's text is not a string")
         usage = getattr(resp, "usage", None)
         return Completion(texts=texts, prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
-                          completion_tokens=_count(getattr(usage, "completion_tokens", 0)))
+                          completion_tokens=_count(getattr(usage, "completion_tokens", 0)), logprobs=logprobs)
 
     async def complete(self, prompt: str, params: GenParams) -> Completion:
         if self._ignores_n and params.n > 1:  # learned earlier: ask for every sample at once
@@ -83,9 +91,12 @@ class OpenAIBackend:
             if not more.texts:
                 raise LMError("server returned no choices")
             out.texts.append(more.texts[0])
+            if params.logprobs is not None:
+                out.logprobs.append(more.logprobs[0] if more.logprobs else None)
             out.prompt_tokens += more.prompt_tokens
             out.completion_tokens += more.completion_tokens
         out.texts = out.texts[: params.n]
+        out.logprobs = out.logprobs[: params.n]
         return out
 
     async def score(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
@@ -120,6 +131,21 @@ _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
 def _count(value: object) -> int:
     """A token count from a server; anything but a non-negative integer counts as 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _total_logprob(choice: Any) -> float | None:
+    """Sum of the sampled tokens' log-probabilities of one choice (completions or chat shape);
+    None when the server sent none."""
+    lp = getattr(choice, "logprobs", None)
+    if lp is None:
+        return None
+    values = getattr(lp, "token_logprobs", None)
+    if values is None and getattr(lp, "content", None) is not None:
+        values = [getattr(t, "logprob", None) for t in lp.content]
+    if not isinstance(values, list):
+        return None
+    nums = [float(v) for v in values if isinstance(v, (int, float))]
+    return sum(nums) if nums else None
 
 
 def _safe_message(exc: BaseException, secret: str | None = None, prefix: str = "") -> str:
