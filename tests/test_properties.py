@@ -505,17 +505,16 @@ def assert_dfs_shape(o: Outcome) -> None:
 @SETTINGS
 @given(toy_cases())
 def test_toy_search_invariants(case: Case) -> None:
-    o = run_case(case)
-    assert_snapshots_exact(o)
-    assert_gate(o)
-    assert_answer_verified(o)
-    assert_budgets(o)
-    (assert_bfs_shape if case.method == "tot-bfs" else assert_dfs_shape)(o)
+    assert_search_invariants(case)
 
 
 @settings(SETTINGS, max_examples=25)
 @given(game24_cases())
 def test_game24_search_invariants(case: Case) -> None:
+    assert_search_invariants(case)
+
+
+def assert_search_invariants(case: Case) -> None:
     o = run_case(case)
     assert_snapshots_exact(o)
     assert_gate(o)
