@@ -44,6 +44,17 @@ def model_path() -> Path:
     return target
 
 
+def _env_threads() -> int | None:
+    """``TOT_THREADS``: CPU threads for the embedded model (default: every core). Several model
+    processes on one machine each spinning on every core slow each other down badly."""
+    text = os.environ.get("TOT_THREADS", "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise LMError(f"TOT_THREADS must be a positive whole number, not {text!r}")
+    return int(text)
+
+
 _LOG_CALLBACK: Any = None
 
 
@@ -78,7 +89,7 @@ class LocalBackend:
         self.model = DEFAULT_MODEL if path is None else self.path.stem
         self.name = f"local:{self.model}"
         self.n_ctx = n_ctx
-        self.threads = threads or max(1, os.cpu_count() or 1)
+        self.threads = threads or _env_threads() or max(1, os.cpu_count() or 1)
         self._gen: Any = None
         self._scorer: Any = None
         self._lock = threading.RLock()  # generation may score its own samples
