@@ -74,7 +74,7 @@ def test_every_model_load_has_extra_buffer_types_off(monkeypatch):
         return real(path, params)
 
     monkeypatch.setattr(capi, "llama_model_load_from_file", spy)
-    b = LocalBackend(threads=1, check=False)
+    b = LocalBackend(threads=1)  # the start-up check first: a crash there fails the test, not pytest
     try:
         asyncio.run(b.complete("1 + 1 =", GenParams(n=1, temperature=0.0, max_tokens=2)))
         asyncio.run(b.score("1 + 1 =", [" 2"]))

@@ -3,9 +3,9 @@
 killing the user's process.
 
 Before a process first uses a model file with the installed llama.cpp, ``check_runtime`` runs
-``python -m solver.lm.startup_check MODEL THREADS`` in a child: it loads the model both ways the
-backend does (a generation context and a scoring context) through ``solver.lm.local.load_llama``,
-completes a few tokens and scores one continuation. A success is remembered in
+``main([MODEL, THREADS])`` of this module in a child Python with the parent's ``sys.path``: it
+loads the model both ways the backend does (a generation context and a scoring context) through
+``solver.lm.local.load_llama``, completes a few tokens and scores one continuation. A success is remembered in
 ``<cache dir>/runtime-checks/<key>.json``, keyed by the llama-cpp-python version and its shared
 libraries, the model file (size and modification time), the CPU (its flags) and the platform, so
 it runs once per machine, model and runtime. A failure is not remembered: the next run checks again.
@@ -110,12 +110,10 @@ def _remember(path: Path, record: dict[str, Any]) -> None:
         pass  # a read-only cache only means the check runs again next time
 
 
-def _child_env() -> dict[str, str]:
-    """The child imports this same ``solver`` package, wherever it was imported from."""
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
+PATH_VAR = "TOT_STARTUP_CHECK_SYS_PATH"
+# The child imports this same ``solver`` package, from exactly the parent's module search path.
+CHILD_CODE = (f"import json, os, sys; sys.path[:] = json.loads(os.environ.pop({PATH_VAR!r})); "
+              "from solver.lm.startup_check import main; raise SystemExit(main(sys.argv[1:]))")
 
 
 def _signal_name(code: int) -> str:
@@ -140,9 +138,9 @@ def check_runtime(model: Path, threads: int) -> None:
     version = parts["runtime"]["llama_cpp"]
     start = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, "-m", "solver.lm.startup_check", str(model), str(threads)],
+        proc = subprocess.run([sys.executable, "-c", CHILD_CODE, str(model), str(threads)],
                               capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S,
-                              env=_child_env(), stdin=subprocess.DEVNULL)
+                              env={**os.environ, PATH_VAR: json.dumps(sys.path)}, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise LMError(f"the embedded model's start-up check did not finish in {TIMEOUT_S:.0f} s "
                       f"(llama-cpp-python {version}); the machine may be overloaded: try again") from None
