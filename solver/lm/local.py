@@ -89,10 +89,11 @@ def _without_extra_buffer_types() -> Any:
     base = _internals.LlamaModel
 
     class NoExtraBufferTypes(base):  # type: ignore[misc, valid-type]
-        def __init__(self, *, path_model: str, params: Any, verbose: bool = True) -> None:
-            if _has_extra_bufts_field(params):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            params = kwargs.get("params")
+            if params is not None and _has_extra_bufts_field(params):
                 params.use_extra_bufts = False
-            super().__init__(path_model=path_model, params=params, verbose=verbose)
+            super().__init__(*args, **kwargs)
 
     return NoExtraBufferTypes
 
