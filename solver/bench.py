@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from solver.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
 from solver.budget import Usage
+from solver.inputs import MAX_PUZZLE_FILE, read_text
 from solver.cli import UsageError, _add_search_args, settings_from
 from solver.lm.base import Backend, GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
@@ -123,7 +124,12 @@ def check_config(out: Path, config: dict[str, Any]) -> None:
     """Refuse to mix results of different configurations in one directory."""
     path = out / "config.json"
     if path.is_file():
-        old = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            old = json.loads(read_text(path, "bench configuration", MAX_PUZZLE_FILE))
+        except (json.JSONDecodeError, RecursionError):
+            raise UsageError(f"{path} is not JSON; use another --out") from None
+        if not isinstance(old, dict):
+            raise UsageError(f"{path} is not a bench configuration; use another --out")
         for k in sorted(set(old) | set(config)):
             if old.get(k) != config.get(k):
                 raise UsageError(f"{out} holds results of another configuration ({k}: {old.get(k)!r} there, "

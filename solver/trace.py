@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from solver.inputs import MAX_TRACE_FILE, read_text
+
 
 class Trace:
     """Collects events in memory and, when given a path, appends them to a JSON-lines file."""
@@ -37,11 +39,23 @@ class Trace:
 
 
 def read_trace(path: str | Path) -> list[dict[str, Any]]:
-    """Read a trace file; a half-written last line (a killed run) is skipped."""
+    """Read a trace file: every line a JSON object with an ``event`` name. A half-written last
+    line (a killed run) is skipped; any other malformed line is a ValueError naming it (one line),
+    and so is a file that is not a regular file or larger than ``MAX_TRACE_FILE``."""
+    text = read_text(path, "trace", MAX_TRACE_FILE)
+    lines = text.split("\n")
     out = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
+    last = max((k for k, ln in enumerate(lines) if ln.strip()), default=-1)
+    for k, line in enumerate(lines):
+        if not line.strip():
             continue
+        try:
+            ev = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            if k == last and not text.endswith("\n"):
+                continue  # the line a killed run was writing
+            raise ValueError(f"{path} line {k + 1} is not JSON: not a trace") from None
+        if not isinstance(ev, dict) or not isinstance(ev.get("event"), str):
+            raise ValueError(f"{path} line {k + 1} is not a trace event (a JSON object with an 'event' name)")
+        out.append(ev)
     return out

@@ -22,15 +22,24 @@ def shared_data(relative: str | Path) -> Path:
     return candidates[-1]
 
 
+def ascii_int(text: str) -> int:
+    """A whole number written with the ASCII digits 0-9 only (at most 9 of them); ValueError
+    otherwise. ``int`` alone would also take other scripts' digits, ``_`` and spaces."""
+    t = text.strip()
+    if not t or len(t) > 9 or not all("0" <= ch <= "9" for ch in t):
+        raise ValueError(f"not a whole number: {text[:20]!r}")
+    return int(t)
+
+
 def parse_span(text: str, first: int, example: str, unit: str) -> tuple[int, int]:
     """``905`` or ``901-1000`` -> inclusive bounds; ``first`` is the smallest allowed number.
     ValueError with a one-line reason otherwise."""
     parts = text.strip().split("-")
     try:
         if len(parts) == 1:
-            lo = hi = int(parts[0])
+            lo = hi = ascii_int(parts[0])
         elif len(parts) == 2:
-            lo, hi = int(parts[0]), int(parts[1])
+            lo, hi = ascii_int(parts[0]), ascii_int(parts[1])
         else:
             raise ValueError
     except ValueError:

@@ -25,18 +25,19 @@ MAX_PAREN_DEPTH = 40
 # Operator spellings models actually write, mapped to the four canonical ones.
 _OPS = {"+": "+", "-": "-", "\u2212": "-", "\u2013": "-", "*": "*", "\u00d7": "*", "x": "*",
         "X": "*", "\u22c5": "*", "\u00b7": "*", "/": "/", "\u00f7": "/", ":": "/"}
-_NUM = r"-?\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?"
+# ASCII digits only: ``\d`` (and ``int``/``Fraction``) would also take other scripts' digits.
+_NUM = r"-?[0-9]+(?:\.[0-9]+)?(?:/[0-9]+(?:\.[0-9]+)?)?"
 _OP = r"[+\-\u2212\u2013*\u00d7xX\u22c5\u00b7/\u00f7:]"
 _STEP_RE = re.compile(
     rf"^\s*(?P<a>{_NUM})\s*(?P<op>{_OP})\s*(?P<b>{_NUM})\s*=\s*(?P<c>{_NUM})"
-    r"\s*(?:\(\s*left\s*:?\s*(?P<left>[^()]*)\)\s*)?[.,;]?\s*$"
+    r"\s*(?:\(\s*left\s*:?\s*(?P<left>[^()]*)\)\s*)?[.,;]?\s*$", re.ASCII
 )
 
 
 def parse_number(text: str) -> Fraction:
     """Parse ``12``, ``-5``, ``2.5`` or ``8/3`` exactly; raise ValueError otherwise."""
     text = text.strip().replace("\u2212", "-")
-    if not text or len(text) > MAX_NUMBER_CHARS or not re.fullmatch(_NUM, text):
+    if not text or len(text) > MAX_NUMBER_CHARS or not re.fullmatch(_NUM, text, re.ASCII):
         raise ValueError(f"not a number: {text[:30]!r}")
     if "/" in text:
         num, den = text.split("/", 1)
@@ -87,7 +88,7 @@ def parse_step(text: str) -> tuple[Fraction, str, Fraction, Fraction, tuple[Frac
     a, b, c = parse_number(m["a"]), parse_number(m["b"]), parse_number(m["c"])
     left: tuple[Fraction, ...] | None = None
     if m["left"] is not None:
-        parts = [p for p in re.split(r"[\s,]+", m["left"].strip()) if p]
+        parts = [p for p in re.split(r"[\s,]+", m["left"].strip(), flags=re.ASCII) if p]
         left = tuple(parse_number(p) for p in parts)
     return a, _OPS[m["op"]], b, c, left
 
@@ -353,14 +354,14 @@ def verify_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> Inval
     if len(text) > MAX_ANSWER_CHARS:
         return Invalid(f"answer longer than {MAX_ANSWER_CHARS} characters")
     text = text.replace("\u00d7", "*").replace("\u00f7", "/").replace("\u2212", "-").replace("\u2013", "-")
-    text = re.sub(r"(?<=[\d)\s])[xX](?=[\s\d(])", "*", text)
+    text = re.sub(r"(?<=[0-9)\s])[xX](?=[\s0-9(])", "*", text, flags=re.ASCII)
     if "=" in text:
         lhs, _, rhs = text.partition("=")
         if rhs.strip() not in (str(target), ""):
             return Invalid(f"the stated result {rhs.strip()[:20]!r} is not {target}")
         text = lhs
-    if not re.fullmatch(r"[\d\s+\-*/().]*", text) or not text.strip():
-        bad = next((ch for ch in text if not re.match(r"[\d\s+\-*/().]", ch)), None)
+    if not re.fullmatch(r"[0-9 \t\n+\-*/().]*", text) or not text.strip():
+        bad = next((ch for ch in text if not re.match(r"[0-9 \t\n+\-*/().]", ch)), None)
         return Invalid(f"unexpected character {bad!r}" if bad else "empty answer")
     depth = 0
     for ch in text:

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from lexicon import build_lexicon, default_lexicon
+from tasks.datafiles import ascii_int
 from tasks.crosswords.data import TEST_INDICES, Puzzle, default_data, load_puzzle_file, load_puzzles, parse_puzzle_text
 from tasks.crosswords.task import Crosswords, CrosswordState
 from verifiers.crossword import EMPTY, FILL_LEVELS, LAYOUT_5X5, Grid, parse_board, score_board
@@ -19,7 +20,7 @@ def parse_indices(text: str, count: int) -> list[int]:
     for part in text.split(","):
         bounds = part.strip().split("-")
         try:
-            lo, hi = (int(bounds[0]), int(bounds[-1])) if len(bounds) <= 2 else (0, -1)
+            lo, hi = (ascii_int(bounds[0]), ascii_int(bounds[-1])) if len(bounds) <= 2 else (0, -1)
         except ValueError:
             lo, hi = 0, -1
         if not (1 <= lo <= hi <= count):

@@ -47,7 +47,7 @@ def parse_puzzle(text: str) -> tuple[int, ...]:
         raise ValueError(f"a Game-of-24 puzzle has four numbers; got {len(parts)} in {text.strip()[:40]!r}")
     nums = []
     for p in parts:
-        if not re.fullmatch(r"\d{1,4}", p):
+        if not re.fullmatch(r"[0-9]{1,4}", p):
             raise ValueError(f"{p[:20]!r} is not a whole number between 0 and {MAX_INPUT}")
         v = int(p)
         if v > MAX_INPUT:
@@ -57,7 +57,7 @@ def parse_puzzle(text: str) -> tuple[int, ...]:
 
 
 def _wrap(expr: str) -> str:
-    return expr if re.fullmatch(r"\d+", expr) else f"({expr})"
+    return expr if re.fullmatch(r"[0-9]+", expr) else f"({expr})"
 
 
 _LINE_PREFIX = re.compile(r"^\s*(?:[-*\u2022]\s*|\d+[.)]\s+|step\s*\d*\s*:\s*|next step\s*:\s*)", re.IGNORECASE)

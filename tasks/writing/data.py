@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from solver.inputs import MAX_DATA_FILE, read_text
 from tasks.datafiles import parse_span, shared_data
 from verifiers.writing import split_sentences
 
@@ -23,9 +24,7 @@ def parse_indices(text: str) -> tuple[int, int]:
 def load_lines(path: str | Path, indices: str | None = None) -> list[tuple[int, str]]:
     """(0-based index, line) pairs, each checked to split into four sentences."""
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"no such data file: {p}")
-    lines = p.read_text(encoding="utf-8").splitlines()
+    lines = read_text(p, "data file", MAX_DATA_FILE).splitlines()
     lo, hi = parse_indices(indices) if indices else (0, len(lines) - 1)
     if hi >= len(lines):
         raise ValueError(f"{p} has {len(lines)} lines (0-{len(lines) - 1}); index {hi} is out of range")
