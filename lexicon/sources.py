@@ -11,6 +11,8 @@ import unicodedata
 from pathlib import Path
 from typing import Iterable
 
+from solver.inputs import MAX_DATA_FILE, read_bytes
+
 # Files installed by Debian's wamerican-insane and wbritish-insane (and the small default list).
 SYSTEM_DICT_FILES: tuple[str, ...] = (
     "/usr/share/dict/american-english-insane",

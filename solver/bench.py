@@ -19,8 +19,8 @@ from typing import IO, Any
 
 from solver.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
 from solver.budget import Usage
-from solver.inputs import MAX_PUZZLE_FILE, read_text
 from solver.cli import UsageError, _add_search_args, settings_from
+from solver.inputs import MAX_PUZZLE_FILE, read_text
 from solver.lm.base import Backend, GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient

@@ -15,6 +15,7 @@ from math import gcd
 from operator import itemgetter
 from typing import Callable, Iterable, Literal
 
+from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid
 
 Policy = Literal["reject", "repair"]
@@ -342,12 +343,8 @@ class _Eval(ast.NodeVisitor):
         raise ValueError(f"'{type(node).__name__}' is not allowed; only integers, + - * / and brackets")
 
 
-def verify_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> Invalid | Fraction:
-    """Check a final expression exactly: each puzzle number used once, value equal to ``target``.
-
-    Returns the exact value on success or ``Invalid(reason)``. Accepts an optional ``Answer:``
-    prefix, a trailing ``= 24``, and the operator spellings × ÷ −.
-    """
+def _evaluate_answer(answer: str, target: int) -> tuple[Fraction, list[Fraction]] | Invalid:
+    """Parse a final expression under the whitelist and evaluate it exactly: (value, leaves)."""
     if not isinstance(answer, str):
         return Invalid("answer is not text")
     text = _ANSWER_PREFIX.sub("", answer.strip(), count=1)
@@ -384,11 +381,44 @@ def verify_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> Inval
         return Invalid("division by zero")
     except (ValueError, RecursionError) as exc:
         return Invalid(str(exc) or "expression too deep")
+    return value, ev.leaves
+
+
+RULES_24 = ("Game of 24: one expression using each of the four numbers exactly once, "
+            "with + - * / and brackets, equal to {target} exactly")
+
+
+def report_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> AnswerReport:
+    """Every exact check of a final expression, each named: well-formed under the whitelist,
+    each puzzle number used exactly once, value exactly ``target``."""
+    rules = RULES_24.format(target=target)
+    parsed = _evaluate_answer(answer, target)
+    form = "a well-formed expression (integers, + - * /, brackets; nothing evaluated as code)"
+    if isinstance(parsed, Invalid):
+        return AnswerReport(rules, (Check(form, False, parsed.reason),))
+    value, leaves = parsed
     want = Counter(Fraction(n) for n in puzzle)
-    if Counter(ev.leaves) != want:
-        used = " ".join(format_number(n) for n in ev.leaves)
-        need = " ".join(format_number(n) for n in sorted(want.elements()))
-        return Invalid(f"uses numbers [{used}] but the puzzle has [{need}]")
-    if value != target:
-        return Invalid(f"evaluates to {format_number(value)}, not {target}")
-    return value
+    used_ok = Counter(leaves) == want
+    used = " ".join(format_number(n) for n in leaves)
+    need = " ".join(format_number(n) for n in sorted(want.elements()))
+    return AnswerReport(rules, (
+        Check(form, True),
+        Check("uses each puzzle number exactly once", used_ok,
+              f"[{used}]" if used_ok else f"uses numbers [{used}] but the puzzle has [{need}]"),
+        Check(f"equals {target} exactly", value == target,
+              f"= {format_number(value)}" if value == target else f"evaluates to {format_number(value)}, not {target}"),
+    ))
+
+
+def verify_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> Invalid | Fraction:
+    """Check a final expression exactly: each puzzle number used once, value equal to ``target``.
+
+    Returns the exact value on success or ``Invalid(reason)`` (the first failed check of
+    ``report_answer``). Accepts an optional ``Answer:`` prefix, a trailing ``= 24``, and the
+    operator spellings × ÷ −.
+    """
+    report = report_answer(puzzle, answer, target)
+    if not report.verified:
+        failed = next(c for c in report.checks if c.required and c.passed is not True)
+        return Invalid(failed.detail or failed.name)
+    return Fraction(target)

@@ -6,9 +6,9 @@ import argparse
 from typing import Any
 
 from lexicon import build_lexicon, default_lexicon
-from tasks.datafiles import ascii_int
 from tasks.crosswords.data import TEST_INDICES, Puzzle, default_data, load_puzzle_file, load_puzzles, parse_puzzle_text
 from tasks.crosswords.task import Crosswords, CrosswordState
+from tasks.datafiles import ascii_int
 from verifiers.crossword import EMPTY, FILL_LEVELS, LAYOUT_5X5, Grid, parse_board, score_board
 
 

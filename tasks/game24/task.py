@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
+from typing import Any, Sequence
 
 from solver.task import Thought
 from tasks.game24 import prompts
 from verifiers.arithmetic import (
+    RULES_24,
     Policy,
     can_reach,
     check_step,
@@ -17,8 +18,9 @@ from verifiers.arithmetic import (
     legal_steps,
     parse_number,
     parse_step,
-    verify_answer,
+    report_answer,
 )
+from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 TARGET = 24
@@ -151,13 +153,25 @@ class Game24:
         expr = state.exprs[0]
         return expr[1:-1] if expr.startswith("(") and _balanced(expr[1:-1]) else expr
 
-    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
+    def options(self) -> dict[str, Any]:
+        """What rebuilds this task (recorded in traces): the gate's policy."""
+        return {"policy": self.policy}
+
+    def rules(self, puzzle: str) -> str:
+        return RULES_24.format(target=TARGET)
+
+    def report_answer(self, puzzle: str, answer: str) -> AnswerReport:
+        """Every exact check of ``answer`` from the puzzle text alone."""
         try:
             nums = parse_puzzle(puzzle)
         except ValueError as exc:
-            return Invalid(str(exc))
-        res = verify_answer(nums, answer, TARGET)
-        return res if isinstance(res, Invalid) else None
+            return AnswerReport(RULES_24.format(target=TARGET),
+                                (Check("the puzzle is four whole numbers", False, str(exc)),))
+        return report_answer(nums, answer, TARGET)
+
+    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
+        report = self.report_answer(puzzle, answer)
+        return None if report.verified else Invalid(report.reason or "not verified")
 
     # ---- baselines (solver/baselines.py) and the gate ablation (search with gate=False) ----
 

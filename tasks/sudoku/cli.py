@@ -17,7 +17,8 @@ class SudokuPlugin:
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", nargs="?", help=f"a board: {SYNTAX}")
-        parser.add_argument("--size", type=int, default=None, help="generate a puzzle of this size (1-9; e.g. 3, 4, 5, 9)")
+        parser.add_argument("--size", type=int, default=None,
+                            help="generate a puzzle of this size (1-9; e.g. 3, 4, 5, 9)")
         parser.add_argument("--puzzle-seed", dest="puzzle_seed", type=int, default=None,
                             help="seed of the generated puzzle (default: --seed)")
         parser.add_argument("--count", type=int, default=1, help="generate this many puzzles (seeds S, S+1, ...)")

@@ -12,6 +12,7 @@ from solver.generators import Propose, Sample
 from solver.task import Thought
 from tasks.sudoku import prompts
 from tasks.sudoku.parse import extract_boards
+from verifiers.report import AnswerReport, Check
 from verifiers.sudoku import (
     Board,
     blanks,
@@ -26,7 +27,6 @@ from verifiers.sudoku import (
     solutions,
     uses_boxes,
 )
-from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 BASELINE_SHOTS = {"zero-shot": 0, "one-shot": 1, "few-shot": 3}
@@ -174,7 +174,8 @@ class Sudoku:
             board = parse_board(answer, len(givens))
         except ValueError as exc:
             n = len(givens)
-            return AnswerReport(rules_text(n, self.boxes), (Check(f"a {n}x{n} board of digits 1-{n}", False, str(exc)),))
+            return AnswerReport(rules_text(n, self.boxes),
+                                (Check(f"a {n}x{n} board of digits 1-{n}", False, str(exc)),))
         return report_solution(givens, board, self.boxes)
 
     def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
