@@ -252,8 +252,9 @@ class _Runner:
                 row.update(sres.summary())
                 row["unchecked"] = sum(1 for e in trace.events
                                        if e["event"] == "verdict" and e.get("verdict") == "unchecked")
-                row["final_rejected"] = sum(1 for e in trace.events
-                                            if e["event"] == "answer" and e.get("verified") is False)
+                row["final_rejected"] = sum(1 for e in trace.events  # refused answers, not returned ones
+                                            if e["event"] == "answer" and e.get("verified") is False
+                                            and not e.get("accepted"))
                 if not sres.verified:
                     row["lost_at"] = tree_lost_at(self.task, puzzle, trace.events)
             row["max_depth"] = self.task.max_depth

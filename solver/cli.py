@@ -23,6 +23,7 @@ from solver.lm.cache import CacheMiss
 from solver.plugins import TaskPlugin, load_plugins
 from solver.run import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, Settings, make_client, solve
 from solver.trace import Trace
+from verifiers.report import AnswerReport
 
 # Further subcommands (bench, audit, show, ...) live in their own modules. Each module defines
 # ``add_parser(subparsers, plugins)`` and ``run(args, plugins) -> int`` (sync or async) and is
@@ -135,11 +136,15 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 
 def _fmt(result: dict[str, Any]) -> str:
-    if result["verified"]:
-        head = f"answer: {result['answer']}" + (" = 24" if result.get("task") == "game24" else "") + " [verified]"
+    if result["answer"] is not None:
+        tag = "[verified]" if result["verified"] else "[NOT verified]"
+        head = f"answer: {result['answer']}" + (" = 24" if result.get("task") == "game24" else "") + f" {tag}"
     else:
         stop = result["stopped_by"]
         head = "no verified solution found" + (f" ({stop} budget ran out)" if stop else "")
+    report = result.get("report") or result.get("board_report")
+    if isinstance(report, dict):  # what was checked, and each result (AnswerReport.lines)
+        head += "\n" + "\n".join("  " + ln for ln in AnswerReport.from_json(report).lines())
     cost = f", cost ${result['cost']:.4f}" if result.get("cost") is not None else ""
     return (f"{head}\n  calls {result['calls']} (cached {result['cache_hits']}, failed {result['failed_calls']}), "
             f"tokens {result['tokens']} (prompt {result['prompt_tokens']}, "

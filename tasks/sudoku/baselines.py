@@ -50,9 +50,12 @@ async def run_baseline(task: Sudoku, puzzle: str, style: str, client: LMClient, 
                 continue
             trace.emit("verdict", parent=0, thought=board, verdict="solved")
             answer = board
-            trace.emit("answer", answer=answer, verified=True)
+            report = task.report_answer(puzzle, board)
+            trace.emit("answer", answer=answer, verified=report.verified, accepted=True, report=report.to_json())
     except BudgetExhausted as exc:
         stopped = exc.which
-    res = SearchResult(answer, answer is not None, stopped, None, proposed, rejected, 0, usage)
+    report = task.report_answer(puzzle, answer) if answer is not None else None
+    res = SearchResult(answer, report is not None and report.verified, stopped, None, proposed, rejected, 0, usage,
+                       report=report)
     trace.emit("end", **res.summary())
     return res
