@@ -156,7 +156,7 @@ def test_paragraph_split():
 # -- properties -----------------------------------------------------------------------------------
 
 _WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJ ,;'", max_size=60)
-_SENTENCES = (list(S) + [split for line in _lines()[:40] for split in split_sentences(line)]
+_SENTENCES = (list(S) + [split for line in _lines()[:40] for split in split_sentences(line, fragments=True)]
               + ["Instead of a bachelorette party", "The heat"])
 
 

@@ -15,7 +15,7 @@ from math import gcd
 from operator import itemgetter
 from typing import Callable, Iterable, Literal
 
-from verifiers.report import AnswerReport, Check
+from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid
 
 Policy = Literal["reject", "repair"]
@@ -417,8 +417,5 @@ def verify_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> Inval
     ``report_answer``). Accepts an optional ``Answer:`` prefix, a trailing ``= 24``, and the
     operator spellings × ÷ −.
     """
-    report = report_answer(puzzle, answer, target)
-    if not report.verified:
-        failed = next(c for c in report.checks if c.required and c.passed is not True)
-        return Invalid(failed.detail or failed.name)
-    return Fraction(target)
+    problem = as_invalid(report_answer(puzzle, answer, target))
+    return Fraction(target) if problem is None else problem

@@ -17,7 +17,7 @@ import random
 import re
 from typing import Iterator
 
-from verifiers.report import AnswerReport, Check
+from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 Board = tuple[tuple[int, ...], ...]
@@ -194,7 +194,7 @@ def verify_solution(givens: Board, board: Board, boxes: bool = True) -> Invalid 
     """A completed board against its puzzle, from scratch: None when it is a valid solution
     (the first failed check of ``report_solution`` otherwise)."""
     report = report_solution(givens, board, boxes)
-    return None if report.verified else Invalid(report.reason or "not verified")
+    return as_invalid(report)
 
 
 def _peers(n: int, boxes: bool) -> list[list[int]]:

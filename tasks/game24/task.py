@@ -20,7 +20,7 @@ from verifiers.arithmetic import (
     parse_step,
     report_answer,
 )
-from verifiers.report import AnswerReport, Check
+from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 TARGET = 24
@@ -171,7 +171,7 @@ class Game24:
 
     def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
         report = self.report_answer(puzzle, answer)
-        return None if report.verified else Invalid(report.reason or "not verified")
+        return as_invalid(report)
 
     # ---- baselines (solver/baselines.py) and the gate ablation (search with gate=False) ----
 

@@ -12,7 +12,7 @@ from solver.generators import Propose, Sample
 from solver.task import Thought
 from tasks.sudoku import prompts
 from tasks.sudoku.parse import extract_boards
-from verifiers.report import AnswerReport, Check
+from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.sudoku import (
     Board,
     blanks,
@@ -180,7 +180,7 @@ class Sudoku:
 
     def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
         report = self.report_answer(puzzle, answer)
-        return None if report.verified else Invalid(report.reason or "not verified")
+        return as_invalid(report)
 
     def restore(self, puzzle: str, description: str) -> SudokuState:
         """The state ``describe`` wrote (for ``tot audit``); how it was reached is not kept."""

@@ -19,7 +19,7 @@ from solver.evaluators import Value, Vote
 from solver.generators import Propose, Sample
 from solver.task import Thought
 from tasks.writing import prompts
-from verifiers.report import AnswerReport, Check
+from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 from verifiers.writing import (
     MAX_PASSAGE_CHARS,
@@ -163,7 +163,7 @@ class Writing:
 
     def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
         report = self.report_answer(puzzle, answer)
-        return None if report.verified else Invalid(report.reason or "not verified")
+        return as_invalid(report)
 
     def describe(self, state: WritingState) -> str:
         if state.passage is not None:
