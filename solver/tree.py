@@ -324,6 +324,8 @@ def load_truth(path: str | Path) -> dict[int, dict[str, bool]]:
     """Ground truth from a file: a JSON list, or JSON lines, of objects
     ``{"run": 1, "node": 12, "solvable": true}`` (``run`` is the 1-based run in the trace file and
     defaults to 1). Returns ``{run: {node key: solvable}}``."""
+    if not Path(path).exists():
+        raise ValueError(f"ground-truth file not found: {path}")
     text = read_text(path, "ground-truth file", MAX_TRACE_FILE).strip()
     try:
         rows = json.loads(text) if text.startswith("[") else [json.loads(ln) for ln in text.splitlines() if ln.strip()]
