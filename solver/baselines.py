@@ -15,7 +15,7 @@ from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
 from solver.budget import BudgetExhausted, Usage
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
-from solver.task import Thought, report_of
+from solver.task import Thought, report_of, task_options
 from solver.trace import Trace
 from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid
@@ -158,7 +158,8 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
     usage = usage or Usage(budget=client.usage.budget, prices=dict(client.usage.prices),
                            model=client.backend.model)
     b = _Baseline(task, puzzle, client, cfg, trace, usage)
-    trace.emit("start", task=task.name, puzzle=puzzle, method=method, model=client.backend.name,
+    trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=method,
+               model=client.backend.name,
                samples=cfg.samples, rounds=cfg.rounds, seed=cfg.seed)
     chosen: str | None = None
     try:

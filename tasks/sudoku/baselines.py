@@ -23,6 +23,7 @@ async def run_baseline(task: Sudoku, puzzle: str, style: str, client: LMClient, 
     trace = trace or Trace()
     usage = usage or client.usage
     client.usage = usage
+    trace.emit("start", task=task.name, puzzle=puzzle, options=task.options(), method=style)
     trace.emit("search", method=style, generator="solution", evaluator=None)
     params = GenParams(n=1, temperature=temperature, max_tokens=16 + 3 * n * (n + 2), seed=seed,
                        stop=("\n",), chat=chat)
