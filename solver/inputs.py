@@ -16,6 +16,7 @@ MB = 1 << 20
 MAX_PUZZLE_FILE = 1 * MB  # one puzzle, a passage, --puzzle JSON
 MAX_DATA_FILE = 64 * MB  # the papers' data sets, word lists, official logs, bench results
 MAX_TRACE_FILE = 512 * MB  # search traces (JSON lines)
+MAX_CACHE_FILE = 4096 * MB  # record/replay stores (sqlite; read by page, not into memory)
 
 
 def regular_file(path: str | Path, what: str, max_bytes: int) -> Path:
