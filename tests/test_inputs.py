@@ -19,16 +19,16 @@ from solver.cli import main
 from solver.run import Settings, make_client, solve
 from solver.task import Thought
 from tasks.crosswords.task import Crosswords, parse_thought
-from tasks.game24.task import Game24, parse_puzzle
+from tasks.game24.task import parse_puzzle
 from tasks.sudoku.parse import extract_boards
 from tasks.sudoku.task import Sudoku
 from tasks.writing.data import load_lines
+from tests.fakes import ScriptedBackend
 from verifiers.arithmetic import check_step, verify_answer
 from verifiers.crossword import Grid, check_word, parse_board
 from verifiers.sudoku import parse_board as sudoku_board
 from verifiers.verdict import Invalid
 from verifiers.writing import split_sentences
-from tests.fakes import ScriptedBackend
 
 # Characters int(), isdigit() or \d accept that are not ASCII digits: superscripts, Arabic-Indic,
 # Devanagari, fullwidth, mathematical bold.

@@ -55,8 +55,8 @@ async def run_baseline(task: Sudoku, puzzle: str, style: str, client: LMClient, 
             trace.emit("answer", answer=answer, verified=report.verified, accepted=True, report=report.to_json())
     except BudgetExhausted as exc:
         stopped = exc.which
-    report = task.report_answer(puzzle, answer) if answer is not None else None
-    res = SearchResult(answer, report is not None and report.verified, stopped, None, proposed, rejected, 0, usage,
-                       report=report)
+    final = task.report_answer(puzzle, answer) if answer is not None else None
+    res = SearchResult(answer, final is not None and final.verified, stopped, None, proposed, rejected, 0, usage,
+                       report=final)
     trace.emit("end", **res.summary())
     return res
