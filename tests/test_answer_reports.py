@@ -298,7 +298,10 @@ def _ends_ok(passage: str) -> bool:
 def test_writing_report_agrees_with_a_plain_check_and_with_the_paragraph_gate(ends, lead):
     passage = "\n\n".join(lead + e for e in ends)
     task = Writing("paragraphs")
-    assert task.report_answer(LINE, passage).verified == _ends_ok(passage)
+    report = task.report_answer(LINE, passage)
+    assert report.verified == _ends_ok(passage)
+    count = next(c for c in report.checks if c.name == "exactly 4 paragraphs")
+    assert count.passed is (len(ends) == 4)
     assert (task.verify_answer(LINE, passage) is None) == _ends_ok(passage)
     state = task.root(LINE)
     for e in ends:

@@ -174,3 +174,45 @@ def test_a_sudoku_trace_records_its_rule_set(tmp_path: Path) -> None:
     answers = [e for e in _events(path) if e["event"] == "answer"]
     assert "2x2 boxes" in answers[0]["report"]["rules"] and "Latin square" in answers[1]["report"]["rules"]
     assert Sudoku().options() == {"rules": "standard"}
+
+
+def test_an_answer_event_claiming_verified_is_re_verified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A keyed crossword whose search stops at a wrong complete grid: the answer event says
+    # verified=false. Claiming verified=true (and dropping the report) must be caught by re-checking
+    # the answer itself, not only by comparing the recorded report.
+    puzzle = tmp_path / "p.json"
+    puzzle.write_text(json.dumps({"clues": [f"c{k}" for k in range(10)], "board": "AGENDMOTORARTSYSALLESLEER"}))
+    path = tmp_path / "cw.jsonl"
+    assert main(["solve", "crosswords", "--puzzle", str(puzzle), "--generator", "enumerate", "--evaluator", "prior",
+                 "--trace", str(path)]) == 0
+    answers = [e for e in _events(path) if e["event"] == "answer"]
+    assert answers and answers[-1]["verified"] is False and answers[-1]["accepted"] is True
+
+    def claim(e: dict[str, Any]) -> None:
+        e["verified"] = True
+        del e["report"]
+
+    bad = _tamper(path, tmp_path / "bad.jsonl", lambda e: e["event"] == "answer", claim)
+    code, out = _verify(bad, capsys)
+    assert code == 1 and "the trace says verified=True, the answer check says False" in out
+
+
+def test_garbled_field_types_never_end_in_an_internal_error(trace_file: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import random
+
+    events = _events(trace_file)[:300]
+    values: list[Any] = [None, [1], {"a": 1}, "x", -1, 1.5, True, 10**30, "", "1 2", 0]
+    rng = random.Random(7)
+    for trial in range(25):
+        garbled = [dict(e) for e in events]
+        for _ in range(3):
+            e = rng.choice(garbled)
+            e[rng.choice(sorted(e))] = rng.choice(values)
+        bad = tmp_path / f"g{trial}.jsonl"
+        bad.write_text("".join(json.dumps(e) + "\n" for e in garbled), encoding="utf-8")
+        for cmd in (["verify", "--trace", str(bad)], ["show", str(bad), "--text"], ["audit", str(bad)]):
+            capsys.readouterr()
+            code = main(cmd)
+            err = capsys.readouterr().err
+            assert code in (0, 1, 2) and "internal error" not in err, (cmd, err)
