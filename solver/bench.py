@@ -20,7 +20,7 @@ from typing import IO, Any
 from solver.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
 from solver.budget import Usage
 from solver.cli import UsageError, _add_search_args, settings_from
-from solver.inputs import MAX_PUZZLE_FILE, read_text
+from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
 from solver.lm.base import Backend, GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
@@ -81,7 +81,7 @@ def parse_shard(text: str | None) -> tuple[int, int]:
     if text is None:
         return 1, 1
     try:
-        i, n = (int(x) for x in text.split("/"))
+        i, n = (ascii_int(x) for x in text.split("/"))
     except ValueError:
         raise UsageError(f"bad --shard {text!r}: use I/N, e.g. 2/8") from None
     if n < 1 or not 1 <= i <= n:

@@ -58,3 +58,12 @@ def read_text(path: str | Path, what: str, max_bytes: int) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{what} {path} is not UTF-8 text") from None
+
+
+def ascii_int(text: str) -> int:
+    """A whole number written with the ASCII digits 0-9 only (at most 9 of them); ValueError
+    otherwise. ``int`` alone would also take other scripts' digits, ``_`` and spaces."""
+    t = text.strip()
+    if not t or len(t) > 9 or not all("0" <= ch <= "9" for ch in t):
+        raise ValueError(f"not a whole number: {text[:20]!r}")
+    return int(t)

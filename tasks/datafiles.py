@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from solver.inputs import ascii_int
+
 
 def shared_data(relative: str | Path) -> Path:
     """``$TOT_DATA_DIR/<relative>``, else ``../shared/data/tot/<relative>`` beside the checkout
@@ -20,15 +22,6 @@ def shared_data(relative: str | Path) -> Path:
         if c.is_file():
             return c
     return candidates[-1]
-
-
-def ascii_int(text: str) -> int:
-    """A whole number written with the ASCII digits 0-9 only (at most 9 of them); ValueError
-    otherwise. ``int`` alone would also take other scripts' digits, ``_`` and spaces."""
-    t = text.strip()
-    if not t or len(t) > 9 or not all("0" <= ch <= "9" for ch in t):
-        raise ValueError(f"not a whole number: {text[:20]!r}")
-    return int(t)
 
 
 def parse_span(text: str, first: int, example: str, unit: str) -> tuple[int, int]:

@@ -209,3 +209,14 @@ def test_passage_from_a_terminal_is_refused(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", Tty())
     assert main(["verify", "writing", "A cat sat. It rained. We hid. The end came.", "-"]) == 2
     assert "standard input is a terminal" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("d", UNICODE_DIGITS)
+def test_votes_and_choices_read_ascii_digits_only(d):
+    from solver.evaluators import parse_vote
+    from solver.generators import _CHOICE_RE
+
+    assert parse_vote(f"The best choice is {d}", 9) is None
+    assert parse_vote("The best choice is 2", 9) == 2
+    assert parse_vote("The best choice is " + "9" * 5000, 9) is None  # no int() of a huge number
+    assert _CHOICE_RE.match(f"{d}. some step") is None and _CHOICE_RE.match("3. some step") is not None

@@ -29,7 +29,7 @@ from verifiers.arithmetic import apply_op, parse_step, verify_answer
 from verifiers.verdict import Invalid
 
 _LABEL_VALUES = (("sure", 20.0), ("likely", 1.0), ("impossible", 0.001))
-_PAREN_NUMBER = re.compile(r"\(\s*(-?\d+(?:\.\d+)?)\s*\)")  # "6 + (-1)" is "6 + -1"
+_PAREN_NUMBER = re.compile(r"\(\s*(-?\d+(?:\.\d+)?)\s*\)", re.ASCII)  # "6 + (-1)" is "6 + -1"
 
 
 def decode_value(value: float, max_samples: int = 19) -> list[str] | None:
