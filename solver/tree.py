@@ -22,7 +22,7 @@ from solver.inputs import MAX_TRACE_FILE, read_text
 FATES: dict[str, str] = {
     "root": "the puzzle",
     "solution": "solved, answer re-verified",
-    "unverified": "solved, but the answer failed re-verification",
+    "unverified": "solved, but its answer is not verified (a check failed or could not be made)",
     "solved": "solved, not needed (an answer was already found)",
     "kept": "kept by the search",
     "backtracked": "kept, expanded, then backtracked from",
