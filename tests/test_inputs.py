@@ -220,3 +220,17 @@ def test_votes_and_choices_read_ascii_digits_only(d):
     assert parse_vote("The best choice is 2", 9) == 2
     assert parse_vote("The best choice is " + "9" * 5000, 9) is None  # no int() of a huge number
     assert _CHOICE_RE.match(f"{d}. some step") is None and _CHOICE_RE.match("3. some step") is not None
+
+
+@pytest.mark.parametrize("op, result", [("\u00d7", 24), ("\u22c5", 24), ("\u00b7", 24), ("x", 24),
+                                        ("\u00f7", 6), (":", 6), ("\u2212", 10), ("\u2013", 10)])
+def test_game24_steps_and_answers_read_the_same_operator_spellings(op, result):
+    # a spelling the step gate accepts is accepted by the answer check too, with the same meaning
+    numbers = (Fraction(12), Fraction(2), Fraction(1), Fraction(1))
+    step = check_step(numbers, f"12 {op} 2 = {result} (left: 1 1 {result})")
+    assert not isinstance(step, Invalid) and step.result == result
+    answer = verify_answer((12, 2, 1, 1), f"(12 {op} 2) * 1 * 1")
+    if result == 24:
+        assert answer == 24
+    else:
+        assert isinstance(answer, Invalid) and f"evaluates to {result}" in answer.reason

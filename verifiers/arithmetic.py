@@ -350,7 +350,8 @@ def _evaluate_answer(answer: str, target: int) -> tuple[Fraction, list[Fraction]
     text = _ANSWER_PREFIX.sub("", answer.strip(), count=1)
     if len(text) > MAX_ANSWER_CHARS:
         return Invalid(f"answer longer than {MAX_ANSWER_CHARS} characters")
-    text = text.replace("\u00d7", "*").replace("\u00f7", "/").replace("\u2212", "-").replace("\u2013", "-")
+    # The same operator spellings as steps (_OPS), so the gate and the answer check read one language.
+    text = "".join(_OPS.get(ch, ch) if ch not in "xX" else ch for ch in text)
     text = re.sub(r"(?<=[0-9)\s])[xX](?=[\s0-9(])", "*", text, flags=re.ASCII)
     if "=" in text:
         lhs, _, rhs = text.partition("=")
