@@ -85,7 +85,10 @@ class Task(Protocol[S]):
         report is verified. Search refuses a solved state's answer when this fails."""
 
     def describe(self, state: S) -> str:
-        """Short human text of a state, for traces."""
+        """Short human text of a state, for traces (``tot verify --trace`` compares it)."""
+
+    # Optional: ``options() -> dict`` (what rebuilds the task, e.g. {"rules": "standard"}), recorded in
+    # each run's ``start`` event; the plugin's ``task_from_options`` reads it back.
 
 
 S_co = TypeVar("S_co", bound=Hashable, covariant=True)

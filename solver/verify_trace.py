@@ -119,6 +119,11 @@ def _check_run(events: list[dict[str, Any]], plugins: dict[str, Any], label: str
             if "state" in ev and task.describe(states[to]) != ev["state"]:
                 raise Mismatch(f"{where}: node {to} holds {task.describe(states[to])!r}, "
                                f"the trace says {ev['state']!r}")
+        elif name == "raw_answer" and isinstance(ev.get("answer"), str):  # a baseline's model answer
+            valid = task.verify_answer(puzzle, ev["answer"]) is None
+            if bool(ev.get("valid")) != valid:
+                raise Mismatch(f"{where}: the trace says valid={bool(ev.get('valid'))} for the model answer "
+                               f"{ev['answer'][:40]!r}, the answer check says {valid}")
         elif name == "answer":
             answer = _check_answer(task, puzzle, ev, where, states)
             tally.answers += 1

@@ -216,3 +216,23 @@ def test_garbled_field_types_never_end_in_an_internal_error(trace_file: Path, tm
             code = main(cmd)
             err = capsys.readouterr().err
             assert code in (0, 1, 2) and "internal error" not in err, (cmd, err)
+
+
+def test_a_baseline_trace_re_checks_its_raw_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from solver.baselines import BaselineConfig, run_baseline
+    from solver.budget import Usage
+    from solver.lm.client import LMClient
+
+    answers = iter([" (10 - 4) * (13 - 8) = 24", " (10 - 4) * (13 - 9) = 24"])
+    client = LMClient(ScriptedBackend(lambda p, g, i: next(answers)), Usage())
+    path = tmp_path / "b.jsonl"
+    trace = Trace(path)
+    res = asyncio.run(run_baseline(Game24(), "4 9 10 13", "io-best", client, BaselineConfig(samples=2), trace))
+    trace.close()
+    assert res.verified
+    code, _ = _verify(path, capsys)
+    assert code == 0
+    bad = _tamper(path, tmp_path / "bad.jsonl", lambda e: e["event"] == "raw_answer" and not e["valid"],
+                  _set("valid", True))
+    code, out = _verify(bad, capsys)
+    assert code == 1 and "the trace says valid=True" in out
