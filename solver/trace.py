@@ -50,7 +50,8 @@ FIELD_TYPES: dict[str, str] = {
     "task": _TEXT, "puzzle": _TEXT, "method": _TEXT, "model": _TEXT, "generator": _TEXT, "evaluator": _TEXT,
     "stopped_by": _TEXT, "error": _TEXT, "purpose": _TEXT,
     "prior": _NUMBER, "score": _NUMBER, "t": _NUMBER,
-    "verified": _BOOL, "accepted": _BOOL, "valid": _BOOL, "solved": _BOOL, "tie": _BOOL, "gate": _BOOL, "solvable": _BOOL,
+    "verified": _BOOL, "accepted": _BOOL, "valid": _BOOL, "solved": _BOOL, "tie": _BOOL, "gate": _BOOL,
+    "solvable": _BOOL,
 }
 
 
