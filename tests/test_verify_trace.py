@@ -236,3 +236,26 @@ def test_a_baseline_trace_re_checks_its_raw_answers(tmp_path: Path, capsys: pyte
                   _set("valid", True))
     code, out = _verify(bad, capsys)
     assert code == 1 and "the trace says valid=True" in out
+
+
+def test_audit_and_show_judge_with_the_rule_set_the_run_used(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # This Latin-square puzzle has no completion under the standard rules (its root is unsolvable
+    # with boxes), so an oracle with default options would call every state unsolvable.
+    path = tmp_path / "latin.jsonl"
+    assert main(["solve", "sudoku", "--size", "4", "--seed", "1", "--latin", "--generator", "enumerate",
+                 "--evaluator", "oracle", "--trace", str(path)]) == 0
+    puzzle = next(e["puzzle"] for e in _events(path) if e["event"] == "start")
+    from verifiers.sudoku import parse_board, solutions
+
+    assert solutions(parse_board(puzzle), boxes=True) == [] and solutions(parse_board(puzzle), boxes=False)
+    capsys.readouterr()
+    assert main(["audit", str(path), "--json"]) == 0
+    [group] = json.loads(capsys.readouterr().out)["groups"]
+    assert group["options"] == {"rules": "latin"} and group["puzzles_solvable"] == 1
+    from solver.plugins import load_plugins
+    from solver.show import load_trees
+
+    [tree] = load_trees(str(path), plugins=load_plugins())
+    root = tree.nodes[tree.root]  # type: ignore[index]
+    assert root.solvable is True
