@@ -387,9 +387,11 @@ def report_grid(answer: str, key: str | None, lexicon: object | None,
     if lexicon is not None:
         found = [s.name for s in full if grid.pattern(s) in lexicon]  # type: ignore[operator]
         missing = [s.name for s in full if s.name not in found]
+        unfilled = len(layout.slots) - len(full)
+        detail = "; ".join(([f"not found: {' '.join(missing)}"] if missing else [])
+                           + ([f"{unfilled} entries not complete"] if unfilled else []))
         checks.append(Check(f"entries found in the lexicon {len(found)}/{len(layout.slots)}",
-                            len(found) == len(layout.slots),
-                            ("not found: " + " ".join(missing)) if missing else "", required=False))
+                            len(found) == len(layout.slots), detail, required=False))
     if key is None:
         checks.append(Check("matches the answer key", None, "no answer key: the words cannot be checked"))
     else:
