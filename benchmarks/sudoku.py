@@ -46,7 +46,8 @@ def settings_for(cfg: str, args: argparse.Namespace) -> Settings:
 
 async def run(args: argparse.Namespace) -> None:
     sizes = [int(x) for x in args.sizes.split(",")]
-    puzzles = [(n, s, generate(n, s, args.blanks)) for n in sizes for s in range(args.seed, args.seed + args.count)]
+    puzzles = [(n, s, generate(n, s, args.blanks, boxes=not args.latin))
+               for n in sizes for s in range(args.seed, args.seed + args.count)]
     out = Path(args.out)
     done: set[tuple[str, str]] = set()
     if out.exists():
@@ -75,7 +76,7 @@ async def run(args: argparse.Namespace) -> None:
                 if client is not None:
                     backend = client.backend
             for n, seed, p in todo:
-                task = Sudoku(boxes=p.boxes)
+                task = Sudoku(boxes=not args.latin)
                 trace = Trace()
                 if baseline:
                     assert client is not None
@@ -121,6 +122,8 @@ def main() -> None:
     p.add_argument("--count", type=int, default=10, help="puzzles per size")
     p.add_argument("--seed", type=int, default=1, help="first puzzle seed")
     p.add_argument("--blanks", type=int, default=None, help="blanks per puzzle (default: per size)")
+    p.add_argument("--latin", action="store_true",
+                   help="Long (2023)'s rows-and-columns variant (default: standard rules, boxes for 4, 6, 8, 9)")
     p.add_argument("--configs", default="long:propose,zero-shot,one-shot,few-shot,long:enumerate:oracle",
                    help="comma-separated; a suffix @LABEL keeps runs with other options apart")
     p.add_argument("--max-children", type=int, default=5, help="Long's C")

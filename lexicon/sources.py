@@ -11,6 +11,8 @@ import unicodedata
 from pathlib import Path
 from typing import Iterable
 
+from solver.inputs import MAX_DATA_FILE, read_bytes
+
 # Files installed by Debian's wamerican-insane and wbritish-insane (and the small default list).
 SYSTEM_DICT_FILES: tuple[str, ...] = (
     "/usr/share/dict/american-english-insane",
@@ -69,13 +71,13 @@ def read_word_file(path: str | Path) -> set[str]:
     """Words of a plain-text list, one per line (``#`` starts a comment line). Possessives such as
     "abbot's" are skipped like any word with a non-letter."""
     out: set[str] = set()
-    with Path(path).open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if line.startswith("#"):
-                continue
-            w = normalize(line)
-            if w is not None:
-                out.add(w)
+    data = read_bytes(path, "word list", MAX_DATA_FILE)
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        if line.startswith("#"):
+            continue
+        w = normalize(line)
+        if w is not None:
+            out.add(w)
     return out
 
 

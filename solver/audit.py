@@ -214,6 +214,15 @@ def default_task(plugin: TaskPlugin) -> Any:
     return plugin.make_task(argparse.Namespace(**defaults))
 
 
+def task_for_run(plugin: TaskPlugin, options: dict[str, Any]) -> Any:
+    """The task a run used: rebuilt from the options its header recorded when the plugin can
+    (``task_from_options``, e.g. Sudoku's rule set), else the task with default options."""
+    build = getattr(plugin, "task_from_options", None)
+    if options and callable(build):
+        return build(options)
+    return default_task(plugin)
+
+
 def make_oracle(task: Any) -> Oracle | str:
     """A memoised (puzzle, description) -> solvable judge, or the reason there is none."""
     if not isinstance(task, Restorable):
@@ -377,9 +386,13 @@ def group_runs(source: str, runs: Iterable[Run]) -> list[Group]:
     for run in runs:
         if run.meta.get("gate") is False and not str(run.meta.get("method", "")).endswith(":no-gate"):
             run.meta["method"] = f"{run.meta.get('method')}:no-gate"  # the gate-off ablation is apart
-        key = tuple(str(run.meta.get(k)) for k in _GROUP_KEYS)
+        options = run.meta.get("options") if isinstance(run.meta.get("options"), dict) else {}
+        key = (*(str(run.meta.get(k)) for k in _GROUP_KEYS), json.dumps(options, sort_keys=True, default=str))
         if key not in groups:
-            groups[key] = Group(source, {k: run.meta.get(k) for k in _GROUP_KEYS})
+            meta = {k: run.meta.get(k) for k in _GROUP_KEYS}
+            if options:  # the task's options from the run header (e.g. Sudoku's rule set)
+                meta["options"] = options
+            groups[key] = Group(source, meta)
         groups[key].runs.append(run)
     return list(groups.values())
 
@@ -467,11 +480,13 @@ def audit(sources: Sequence[tuple[str, list[dict[str, Any]]]], plugins: dict[str
     groups_out = []
     for label, events in sources:
         for group in group_runs(label, split_runs(events)):
-            if group.task not in judges:
+            options = group.meta.get("options") or {}
+            which = f"{group.task} {json.dumps(options, sort_keys=True, default=str)}"
+            if which not in judges:
                 plugin = plugins.get(group.task)
-                judges[group.task] = (make_oracle(default_task(plugin)) if plugin is not None
-                                      else f"no installed task named {group.task!r}")
-            groups_out.append(audit_group(group, judges[group.task]))
+                judges[which] = (make_oracle(task_for_run(plugin, options)) if plugin is not None
+                                 else f"no installed task named {group.task!r}")
+            groups_out.append(audit_group(group, judges[which]))
     return {"schema": SCHEMA, "groups": groups_out}
 
 

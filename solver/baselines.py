@@ -15,8 +15,9 @@ from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
 from solver.budget import BudgetExhausted, Usage
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
-from solver.task import Thought
+from solver.task import Thought, report_of, task_options
 from solver.trace import Trace
+from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid
 
 BASELINES: tuple[str, ...] = ("io", "cot", "cot-sc", "refine", "io-best", "cot-best")
@@ -63,9 +64,12 @@ class BaselineResult:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     texts: list[str] = field(default_factory=list)  # the outputs, for traces and failure analysis
+    report: AnswerReport | None = None  # every check of the returned answer
 
     def summary(self) -> dict[str, object]:
-        return {"answer": self.answer, "verified": self.verified, "stopped_by": self.stopped_by,
+        return {"answer": self.answer, "verified": self.verified,
+                "report": self.report.to_json() if self.report is not None else None,
+                "stopped_by": self.stopped_by,
                 "raw_answers": self.raw_answers, "invalid_answers": self.invalid_answers,
                 "error": self.error, **self.usage.summary()}
 
@@ -129,10 +133,13 @@ class _Baseline:
 
     def final(self, answer: str | None, stopped_by: str | None = None) -> BaselineResult:
         # The returned answer always passes the exact check, whichever method picked it.
-        verified = answer is not None and self.task.verify_answer(self.puzzle, answer) is None
+        report = report_of(self.task, self.puzzle, answer) if answer is not None else None
+        verified = report is not None and report.verified
         out = answer if verified else None
-        self.trace.emit("answer", answer=answer, verified=verified)
-        res = BaselineResult(out, verified, self.raw, self.invalid, stopped_by, self.usage, None, self.texts)
+        self.trace.emit("answer", answer=answer, verified=verified, accepted=verified,
+                        report=report.to_json() if report is not None else None)
+        res = BaselineResult(out, verified, self.raw, self.invalid, stopped_by, self.usage, None, self.texts,
+                             report if verified else None)
         self.trace.emit("end", **res.summary())
         return res
 
@@ -151,7 +158,8 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
     usage = usage or Usage(budget=client.usage.budget, prices=dict(client.usage.prices),
                            model=client.backend.model)
     b = _Baseline(task, puzzle, client, cfg, trace, usage)
-    trace.emit("start", task=task.name, puzzle=puzzle, method=method, model=client.backend.name,
+    trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=method,
+               model=client.backend.name,
                samples=cfg.samples, rounds=cfg.rounds, seed=cfg.seed)
     chosen: str | None = None
     try:

@@ -20,6 +20,7 @@ from typing import IO, Any
 from solver.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
 from solver.budget import Usage
 from solver.cli import UsageError, _add_search_args, settings_from
+from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
 from solver.lm.base import Backend, GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
@@ -80,7 +81,7 @@ def parse_shard(text: str | None) -> tuple[int, int]:
     if text is None:
         return 1, 1
     try:
-        i, n = (int(x) for x in text.split("/"))
+        i, n = (ascii_int(x) for x in text.split("/"))
     except ValueError:
         raise UsageError(f"bad --shard {text!r}: use I/N, e.g. 2/8") from None
     if n < 1 or not 1 <= i <= n:
@@ -123,7 +124,12 @@ def check_config(out: Path, config: dict[str, Any]) -> None:
     """Refuse to mix results of different configurations in one directory."""
     path = out / "config.json"
     if path.is_file():
-        old = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            old = json.loads(read_text(path, "bench configuration", MAX_PUZZLE_FILE))
+        except (json.JSONDecodeError, RecursionError):
+            raise UsageError(f"{path} is not JSON; use another --out") from None
+        if not isinstance(old, dict):
+            raise UsageError(f"{path} is not a bench configuration; use another --out")
         for k in sorted(set(old) | set(config)):
             if old.get(k) != config.get(k):
                 raise UsageError(f"{out} holds results of another configuration ({k}: {old.get(k)!r} there, "
@@ -246,8 +252,9 @@ class _Runner:
                 row.update(sres.summary())
                 row["unchecked"] = sum(1 for e in trace.events
                                        if e["event"] == "verdict" and e.get("verdict") == "unchecked")
-                row["final_rejected"] = sum(1 for e in trace.events
-                                            if e["event"] == "answer" and e.get("verified") is False)
+                row["final_rejected"] = sum(1 for e in trace.events  # refused answers, not returned ones
+                                            if e["event"] == "answer" and e.get("verified") is False
+                                            and not e.get("accepted"))
                 if not sres.verified:
                     row["lost_at"] = tree_lost_at(self.task, puzzle, trace.events)
             row["max_depth"] = self.task.max_depth

@@ -23,6 +23,7 @@ from solver.lm.cache import CacheMiss
 from solver.plugins import TaskPlugin, load_plugins
 from solver.run import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, Settings, make_client, solve
 from solver.trace import Trace
+from verifiers.report import AnswerReport
 
 # Further subcommands (bench, audit, show, ...) live in their own modules. Each module defines
 # ``add_parser(subparsers, plugins)`` and ``run(args, plugins) -> int`` (sync or async) and is
@@ -95,8 +96,12 @@ def build_parser(plugins: dict[str, TaskPlugin]) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     solve_p = sub.add_parser("solve", help="solve puzzles with verified search")
     solve_tasks = solve_p.add_subparsers(dest="task", required=True, parser_class=_Parser)
-    verify_p = sub.add_parser("verify", help="check an answer exactly (exit 0 valid, 1 invalid)")
-    verify_tasks = verify_p.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    verify_p = sub.add_parser("verify", help="check an answer exactly (exit 0 valid, 1 invalid), "
+                                             "or re-check a whole trace with --trace")
+    verify_p.add_argument("--trace", dest="verify_trace", default=None, metavar="RUN.jsonl",
+                          help="replay a trace with no model: every gate verdict, state and answer is "
+                               "re-checked (exit 0 all hold, 1 first mismatch, 2 malformed)")
+    verify_tasks = verify_p.add_subparsers(dest="task", required=False, parser_class=_Parser)
     for name, plugin in plugins.items():
         sp = solve_tasks.add_parser(name, help=plugin.help)
         plugin.add_solve_args(sp)
@@ -135,11 +140,15 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 
 def _fmt(result: dict[str, Any]) -> str:
-    if result["verified"]:
-        head = f"answer: {result['answer']}" + (" = 24" if result.get("task") == "game24" else "") + " [verified]"
+    if result["answer"] is not None:
+        tag = "[verified]" if result["verified"] else "[NOT verified]"
+        head = f"answer: {result['answer']}" + (" = 24" if result.get("task") == "game24" else "") + f" {tag}"
     else:
         stop = result["stopped_by"]
         head = "no verified solution found" + (f" ({stop} budget ran out)" if stop else "")
+    report = result.get("report") or result.get("board_report")
+    if isinstance(report, dict):  # what was checked, and each result (AnswerReport.lines)
+        head += "\n" + "\n".join("  " + ln for ln in AnswerReport.from_json(report).lines())
     cost = f", cost ${result['cost']:.4f}" if result.get("cost") is not None else ""
     return (f"{head}\n  calls {result['calls']} (cached {result['cache_hits']}, failed {result['failed_calls']}), "
             f"tokens {result['tokens']} (prompt {result['prompt_tokens']}, "
@@ -184,6 +193,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             module = next(m for m in COMMAND_MODULES if m.rsplit(".", 1)[-1] == args.command)
             outcome = importlib.import_module(module).run(args, plugins)
             return int(asyncio.run(outcome) if inspect.iscoroutine(outcome) else outcome)
+        if args.command == "verify" and args.verify_trace is not None:
+            if args.task is not None:
+                raise UsageError("give either --trace RUN.jsonl or a task to verify an answer, not both")
+            from solver.verify_trace import verify_trace
+
+            code, line = verify_trace(args.verify_trace, plugins)
+            print(line, file=sys.stderr if code == 2 else sys.stdout)
+            return code
+        if args.task is None:
+            raise UsageError(f"give a task ({', '.join(plugins)}) or --trace RUN.jsonl")
         plugin = plugins[args.task]
         if args.command == "verify":
             ok, message = plugin.verify(args)

@@ -79,7 +79,8 @@ class Likelihood:
         return list(await client.gather(*(self._one(task, nd, client) for nd in nodes)))
 
 
-_VOTE_RE = re.compile(r"best\s+choice\s+is\s*:?\s*\(?#?\s*(\d+)", re.IGNORECASE)
+# re.ASCII: \d would also match other scripts' digits, which int() then reads.
+_VOTE_RE = re.compile(r"best\s+choice\s+is\s*:?\s*\(?#?\s*(\d+)", re.IGNORECASE | re.ASCII)
 
 
 def parse_vote(text: str, n_choices: int) -> int | None:

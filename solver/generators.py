@@ -82,7 +82,7 @@ class EnumerateRank:
         return [ranked[i] for i in order]
 
 
-_CHOICE_RE = re.compile(r"^\s*\(?(\d{1,4})\b")
+_CHOICE_RE = re.compile(r"^\s*\(?(\d{1,4})\b", re.ASCII)  # ASCII digits only
 
 
 @dataclass(slots=True)

@@ -28,7 +28,10 @@ class TaskPlugin(Protocol):
         """Arguments of ``tot verify TASK``."""
 
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
-        """(valid, message); ValueError for malformed input (exit status 2)."""
+        """(verified, the answer report's lines); ValueError for malformed input (exit status 2)."""
+
+    # Optional: ``task_from_options(options: dict) -> Task`` rebuilds the task a trace's run header
+    # describes (the ``options`` that ``Task.options()`` recorded), for ``tot verify --trace``.
 
 
 def load_plugins() -> dict[str, TaskPlugin]:

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from solver.inputs import MAX_DATA_FILE, read_text
 from solver.stats import wilson as _wilson
 
 RESULTS_GLOB = "results*.jsonl"
@@ -23,10 +24,10 @@ def wilson(successes: int, n: int) -> tuple[float, float]:
 def read_lines(path: Path) -> list[dict[str, Any]]:
     """Rows of one results file; a half-written line (a killed run) is skipped."""
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_text(path, "results file", MAX_DATA_FILE).splitlines():
         try:
             row = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(row, dict) and "method" in row and "id" in row:
             rows.append(row)

@@ -14,6 +14,7 @@ from solver.lm.base import Backend
 from solver.lm.cache import Cache, CacheMode
 from solver.lm.client import LMClient
 from solver.search import SearchResult, bfs, dfs
+from solver.task import task_options
 from solver.trace import Trace
 
 # Measured with the embedded model on Game of 24 (README, "Which generator and evaluator"): the
@@ -99,7 +100,7 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     if hasattr(task, "tune"):  # optional: a task with long thoughts (writing) sets lengths and stops
         gen, ev = task.tune(gen, ev)
     trace = trace or Trace()
-    trace.emit("start", task=task.name, puzzle=puzzle, method=s.method,
+    trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=s.method,
                model=client.backend.name if client else None, generator=s.generator,
                evaluator=s.evaluator, breadth=s.breadth, seed=s.seed, gate=s.gate)
     if s.method == "tot-bfs":

@@ -15,8 +15,9 @@ from solver.evaluators import Evaluator
 from solver.generators import Generator
 from solver.lm.client import LMClient, gather_all
 from solver.node import Node, NodeFactory
-from solver.task import Task, Thought
+from solver.task import Task, Thought, report_of
 from solver.trace import Trace
+from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid, Solved, Valid
 
 
@@ -32,9 +33,12 @@ class SearchResult:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     best: Node[Any] | None = None  # the deepest state search reached (first reached on ties)
+    report: AnswerReport | None = None  # every check of the answer; verified == report.verified
 
     def summary(self) -> dict[str, object]:
-        return {"answer": self.answer, "verified": self.verified, "stopped_by": self.stopped_by,
+        return {"answer": self.answer, "verified": self.verified,
+                "report": self.report.to_json() if self.report is not None else None,
+                "stopped_by": self.stopped_by,
                 "proposed": self.proposed, "rejected": self.rejected, "expanded": self.expanded,
                 "error": self.error, **self.usage.summary()}
 
@@ -51,6 +55,7 @@ class _Run:
         self.trace, self.usage = trace, usage
         self.nodes = NodeFactory()
         self.best: Node[Any] | None = None
+        self.reports: dict[str, AnswerReport] = {}
         self.proposed = self.rejected = self.expanded = 0
         if client is not None:
             client.on_event = lambda ev: trace.emit(ev.pop("event"), **ev)  # type: ignore[arg-type]
@@ -124,19 +129,26 @@ class _Run:
             self.best = node
 
     def accept(self, node: Node[Any]) -> str | None:
-        """Re-verify a solved node from the puzzle text alone; return its answer or None."""
+        """Re-check a solved node's answer from the puzzle text alone. An answer that breaks a rule
+        is refused (None; search goes on). Otherwise it is returned, and its report says whether it
+        is verified (a crossword without an answer key is returned, never verified)."""
         answer = self.task.answer(node.state)
+        report = report_of(self.task, self.puzzle, answer)
         problem = self.task.verify_answer(self.puzzle, answer)
         if problem is not None:
-            self.trace.emit("answer", node=node.id, answer=answer, verified=False, reason=problem.reason)
+            self.trace.emit("answer", node=node.id, answer=answer, verified=False, accepted=False,
+                            reason=problem.reason, report=report.to_json())
             return None
-        self.trace.emit("answer", node=node.id, answer=answer, verified=True)
+        self.reports[answer] = report
+        self.trace.emit("answer", node=node.id, answer=answer, verified=report.verified, accepted=True,
+                        reason=report.reason, report=report.to_json())
         return answer
 
     def result(self, solution: Node[Any] | None, answer: str | None, stopped_by: str | None,
                error: str | None = None) -> SearchResult:
-        res = SearchResult(answer, answer is not None, stopped_by, solution, self.proposed,
-                           self.rejected, self.expanded, self.usage, error, solution or self.best)
+        report = self.reports.get(answer) if answer is not None else None
+        res = SearchResult(answer, report is not None and report.verified, stopped_by, solution, self.proposed,
+                           self.rejected, self.expanded, self.usage, error, solution or self.best, report)
         self.trace.emit("end", **res.summary())
         return res
 

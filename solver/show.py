@@ -104,11 +104,15 @@ def oracle_truth(trees: list[SearchTree], plugins: dict[str, Any]) -> dict[int, 
         name, puzzle = str(tree.info.get("task", "")), str(tree.info.get("puzzle", ""))
         if name not in plugins:
             raise ValueError(f"--oracle: run {tree.run} is task {name!r}, which is not installed")
-        if name not in tasks:
-            tasks[name] = _default_task(plugins[name])
-            if not callable(getattr(tasks[name], "restore", None)):
+        options = tree.info.get("options") if isinstance(tree.info.get("options"), dict) else {}
+        which = f"{name} {json.dumps(options, sort_keys=True, default=str)}"
+        if which not in tasks:
+            build = getattr(plugins[name], "task_from_options", None)
+            # The task the run used (e.g. Sudoku's rule set), else the one with default options.
+            tasks[which] = build(options) if options and callable(build) else _default_task(plugins[name])
+            if not callable(getattr(tasks[which], "restore", None)):
                 raise ValueError(f"--oracle: task {name!r} cannot rebuild states from a trace (no restore)")
-        task = tasks[name]
+        task = tasks[which]
         memo: dict[str, bool] = {}
         truth: dict[str, bool] = {}
         tainted: set[str] = set()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import Any, Hashable, Protocol, Sequence, TypeVar, runtime_checkable
 
+from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid, Verdict
 
 S = TypeVar("S", bound=Hashable)
@@ -73,11 +74,21 @@ class Task(Protocol[S]):
     def answer(self, state: S) -> str:
         """The answer text of a solved state."""
 
+    def report_answer(self, puzzle: str, answer: str) -> AnswerReport:
+        """Every exact check of an answer from the puzzle text alone, each named, under the
+        task's rules (``AnswerReport.rules``); ``verified`` is derived from the checks. This is the
+        one verdict every output carries (``tot solve``, ``--json``, traces, bench, audit)."""
+
     def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
-        """Re-verify an answer from the puzzle text alone: None when valid."""
+        """The puzzle's exact rules, without any answer key: Invalid(first failed check) or None.
+        Derived from ``report_answer``: for a task without answer keys, None exactly when the
+        report is verified. Search refuses a solved state's answer when this fails."""
 
     def describe(self, state: S) -> str:
-        """Short human text of a state, for traces."""
+        """Short human text of a state, for traces (``tot verify --trace`` compares it)."""
+
+    # Optional: ``options() -> dict`` (what rebuilds the task, e.g. {"rules": "standard"}), recorded in
+    # each run's ``start`` event; the plugin's ``task_from_options`` reads it back.
 
 
 S_co = TypeVar("S_co", bound=Hashable, covariant=True)
@@ -96,3 +107,20 @@ class Restorable(Protocol[S_co]):
 
     def restore(self, puzzle: str, description: str) -> S_co:
         """The state described by ``description`` (from ``describe``) within ``puzzle``."""
+
+
+def report_of(task: Task[Any], puzzle: str, answer: str) -> AnswerReport:
+    """The task's answer report; a task without ``report_answer`` gets one check from
+    ``verify_answer`` (so older plugins still run, with a coarser report)."""
+    own = getattr(task, "report_answer", None)
+    if callable(own):
+        return own(puzzle, answer)  # type: ignore[no-any-return]
+    problem = task.verify_answer(puzzle, answer)
+    return AnswerReport(f"{task.name}: the task's answer check",
+                        (Check("the answer check", problem is None, problem.reason if problem else ""),))
+
+
+def task_options(task: object) -> dict[str, Any]:
+    """What rebuilds ``task`` (its ``options()``, e.g. Sudoku's rule set), for trace headers."""
+    own = getattr(task, "options", None)
+    return dict(own()) if callable(own) else {}

@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from solver.inputs import MAX_TRACE_FILE, read_text
+
 # What finally happened to a node, from the search's point of view.
 FATES: dict[str, str] = {
     "root": "the puzzle",
     "solution": "solved, answer re-verified",
-    "unverified": "solved, but the answer failed re-verification",
+    "unverified": "solved, but its answer is not verified (a check failed or could not be made)",
     "solved": "solved, not needed (an answer was already found)",
     "kept": "kept by the search",
     "backtracked": "kept, expanded, then backtracked from",
@@ -322,12 +324,13 @@ def load_truth(path: str | Path) -> dict[int, dict[str, bool]]:
     """Ground truth from a file: a JSON list, or JSON lines, of objects
     ``{"run": 1, "node": 12, "solvable": true}`` (``run`` is the 1-based run in the trace file and
     defaults to 1). Returns ``{run: {node key: solvable}}``."""
-    p = Path(path)
-    if not p.is_file():
+    if not Path(path).exists():
         raise ValueError(f"ground-truth file not found: {path}")
-    text = p.read_text(encoding="utf-8").strip()
+    text = read_text(path, "ground-truth file", MAX_TRACE_FILE).strip()
     try:
         rows = json.loads(text) if text.startswith("[") else [json.loads(ln) for ln in text.splitlines() if ln.strip()]
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not JSON or JSON lines ({exc.msg} at line {exc.lineno})") from None
     out: dict[int, dict[str, bool]] = {}

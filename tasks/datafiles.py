@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from solver.inputs import ascii_int
+
 PACKAGED = Path(__file__).resolve().parent / "data" / "tot"
 
 
@@ -27,9 +29,9 @@ def parse_span(text: str, first: int, example: str, unit: str) -> tuple[int, int
     parts = text.strip().split("-")
     try:
         if len(parts) == 1:
-            lo = hi = int(parts[0])
+            lo = hi = ascii_int(parts[0])
         elif len(parts) == 2:
-            lo, hi = int(parts[0]), int(parts[1])
+            lo, hi = ascii_int(parts[0]), ascii_int(parts[1])
         else:
             raise ValueError
     except ValueError:

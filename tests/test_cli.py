@@ -20,7 +20,7 @@ def tot(*args: str) -> subprocess.CompletedProcess:
 def test_verify_exit_codes(answer, code, capsys):
     assert main(["verify", "game24", "4 9 10 13", answer]) == code
     out = capsys.readouterr().out
-    assert out.startswith("valid" if code == 0 else "invalid")
+    assert out.startswith("verified" if code == 0 else "NOT verified")
     assert "hi\n" not in out
 
 

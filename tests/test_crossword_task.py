@@ -134,7 +134,10 @@ def test_dfs_with_oracle_solves_and_backtracks_to_exact_parents(small_lex):
     assert res.best is not None and res.best.state.board == P1.answer
     stopping = Crosswords(small_lex, candidates=20)
     res = run(dfs(stopping, P1.text(), EnumerateRank(rank=False), Oracle(), None))
-    assert res.verified and res.best is res.solution and len(res.answer) == 25
+    # The first complete grid is returned, but it is verified only if it matches the answer key.
+    assert res.answer is not None and res.best is res.solution and len(res.answer) == 25
+    assert res.report is not None and res.verified == (res.answer == P1.answer)
+    assert res.verified == all(c.passed for c in res.report.checks if c.required)
     unranked = Crosswords(small_lex, candidates=20)
     trace = Trace()
     res = run(dfs(unranked, P1.text(), EnumerateRank(rank=False), Fillable("arc"), None, trace=trace))
@@ -223,7 +226,9 @@ def test_verify_exit_codes(tmp_path, capsys):
     assert main(["verify", "crosswords", "--index", "1", P1.answer.lower()]) == 0
     assert main(["verify", "crosswords", "--puzzle", f, "ABC"]) == 2
     nob = _write(tmp_path, {"clues": list(P1.clues)}, "nob.json")
-    assert main(["verify", "crosswords", "--puzzle", nob, P1.answer]) == 2
+    capsys.readouterr()
+    assert main(["verify", "crosswords", "--puzzle", nob, P1.answer]) == 1  # no key: never verified
+    assert "not checked  matches the answer key" in capsys.readouterr().out
     assert main(["verify", "crosswords", "--index", "999", P1.answer]) == 2
 
 

@@ -297,10 +297,10 @@ def _sudoku_target() -> FuzzTarget:
     def rules_ok(board: tuple[tuple[int, ...], ...], boxes: bool) -> bool:
         n = len(board)
         units = [list(row) for row in board] + [[board[r][c] for r in range(n)] for c in range(n)]
-        if boxes:
-            bh = {4: 2, 9: 3}[n]
-            units += [[board[r][c] for r in range(r0, r0 + bh) for c in range(c0, c0 + bh)]
-                      for r0 in range(0, n, bh) for c0 in range(0, n, bh)]
+        if boxes and n in (4, 6, 8, 9):  # the standard rules: boxes where the size has them
+            bh, bw = {4: (2, 2), 6: (2, 3), 8: (2, 4), 9: (3, 3)}[n]
+            units += [[board[r][c] for r in range(r0, r0 + bh) for c in range(c0, c0 + bw)]
+                      for r0 in range(0, n, bh) for c0 in range(0, n, bw)]
         filled = [[v for v in u if v] for u in units]
         return all(len(f) == len(set(f)) and all(1 <= v <= n for v in f) for f in filled)
 

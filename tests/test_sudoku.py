@@ -71,12 +71,11 @@ def test_step_rules():
     assert isinstance(check_step(g, g, parse_board("**|**")), Invalid)
 
 
-def test_boxes_only_when_asked():
+def test_boxes_by_default_latin_when_asked():
     latin = parse_board("1234|2341|3412|4123")  # a Latin square whose boxes repeat digits
-    assert rule_break(latin) is None
-    assert "box" in (rule_break(latin, boxes=True) or "")
-    with pytest.raises(ValueError, match="square size"):
-        rule_break(parse_board(SOLUTION), boxes=True)
+    assert rule_break(latin, boxes=False) is None
+    assert "box" in (rule_break(latin) or "")
+    assert rule_break(parse_board(SOLUTION)) is None  # 3x3 has no boxes: rows and columns only
 
 
 @given(st.sampled_from([3, 4, 5]), st.integers(0, 10**6), st.data())
@@ -132,8 +131,8 @@ def test_generated_9x9_has_boxes_and_one_solution(seed):
 def test_generator_rejects_impossible_requests():
     with pytest.raises(ValueError, match="blanks"):
         generate(3, 0, blanks=9)
-    with pytest.raises(ValueError, match="square size"):
-        generate(5, 0, boxes=True)
+    with pytest.raises(ValueError, match="size must be"):
+        generate(10, 0)
 
 
 # --- parser --------------------------------------------------------------------------------------
@@ -179,14 +178,14 @@ def test_task_legal_thoughts_all_pass_the_gate_and_lead_to_the_solution():
 @pytest.mark.parametrize("board, code", [(SOLUTION, 0), ("321|132|231", 1), ("321|*32|213", 1)])
 def test_verify_exit_codes(board, code, capsys):
     assert main(["verify", "sudoku", PUZZLE, board]) == code
-    assert capsys.readouterr().out.startswith("valid" if code == 0 else "invalid")
+    assert capsys.readouterr().out.startswith("verified" if code == 0 else "NOT verified")
 
 
 @pytest.mark.parametrize("argv", [["verify", "sudoku", PUZZLE, "321|132"],
                                   ["verify", "sudoku", "*2*|*3x|*13", SOLUTION],
                                   ["solve", "sudoku", "12|3", "--generator", "enumerate", "--evaluator", "oracle"],
                                   ["solve", "sudoku", "--generator", "enumerate", "--evaluator", "oracle"],
-                                  ["solve", "sudoku", PUZZLE, "--boxes", "--generator", "enumerate"],
+                                  ["solve", "sudoku", PUZZLE, "--latin", "--boxes", "--generator", "enumerate"],
                                   ["solve", "sudoku", "--size", "3", "--blanks", "9", "--generator", "enumerate",
                                    "--evaluator", "oracle"]])
 def test_malformed_input_is_one_line_exit_2(argv, capsys):

@@ -242,9 +242,9 @@ def test_cli_verify_and_bad_input(tmp_path, capsys):
     good.write_text(GOOD, encoding="utf-8")
     bad.write_text(BAD, encoding="utf-8")
     assert main(["verify", "writing", LINE, str(good)]) == 0
-    assert capsys.readouterr().out.startswith("valid")
+    assert capsys.readouterr().out.startswith("verified")
     assert main(["verify", "writing", LINE, str(bad)]) == 1
-    assert "paragraph 3 must end with sentence 3" in capsys.readouterr().out
+    assert "FAIL  paragraph 3 ends with sentence 3" in capsys.readouterr().out
     for argv in (["verify", "writing", "One. Two.", str(good)], ["verify", "writing", LINE, str(tmp_path / "nope")],
                  ["solve", "writing", "Only two. Sentences here."], ["solve", "writing"]):
         assert main(argv) == 2

@@ -27,7 +27,7 @@ def test_all_100_inputs_split_into_four_sentences_covering_the_line():
     lines = _lines()
     assert len(lines) == 100
     for i, line in enumerate(lines):
-        parts = split_sentences(line)
+        parts = split_sentences(line, fragments=True)
         assert len(parts) == 4, i
         assert " ".join(parts) == " ".join(line.split()), i
         fragments = [p for p in parts if p[-1] not in ".!?\"'\u2019\u201d"]
@@ -38,7 +38,7 @@ def test_all_100_inputs_split_into_four_sentences_covering_the_line():
 
 
 def test_fused_line_5_exactly_and_curly_apostrophes_kept():
-    s = split_sentences(_lines()[5])
+    s = split_sentences(_lines()[5], fragments=True)
     assert s[0] == "He was surprised that his immense laziness was inspirational to others."
     assert s[1] == "Instead of a bachelorette party"
     assert s[2].startswith("You realize you're not alone") and s[2].endswith("with Grandpa Joe in the hospital.")
@@ -59,7 +59,8 @@ def test_curly_apostrophes_in_the_data_compare_equal_to_straight_ones():
     ('He said "hi." Then he left. "Go," she said. 3 dogs ran.',
      ('He said "hi."', "Then he left.", '"Go," she said.', "3 dogs ran.")),
     ("  One   here.\nTwo\there. Three here.   Four here.  ", ("One here.", "Two here.", "Three here.", "Four here.")),
-    ("The end came The cat sat. I ran. We hid.", ("The end came", "The cat sat.", "I ran.", "We hid.")),
+    ("The end came\nThe cat sat. I ran.\n\nWe hid.\nAll  done", ("The end came", "The cat sat. I ran.", "We hid.",
+                                                                 "All done")),
     ("Then I walked. It was over. He ran. 1.5 is a number.", ("Then I walked.", "It was over.", "He ran.",
                                                              "1.5 is a number.")),
 ])
@@ -151,7 +152,7 @@ def test_paragraph_split():
 # -- properties -----------------------------------------------------------------------------------
 
 _WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJ ,;'", max_size=60)
-_SENTENCES = (list(S) + [split for line in _lines()[:40] for split in split_sentences(line)]
+_SENTENCES = (list(S) + [split for line in _lines()[:40] for split in split_sentences(line, fragments=True)]
               + ["Instead of a bachelorette party", "The heat"])
 
 

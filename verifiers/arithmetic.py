@@ -15,6 +15,7 @@ from math import gcd
 from operator import itemgetter
 from typing import Callable, Iterable, Literal
 
+from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid
 
 Policy = Literal["reject", "repair"]
@@ -25,18 +26,19 @@ MAX_PAREN_DEPTH = 40
 # Operator spellings models actually write, mapped to the four canonical ones.
 _OPS = {"+": "+", "-": "-", "\u2212": "-", "\u2013": "-", "*": "*", "\u00d7": "*", "x": "*",
         "X": "*", "\u22c5": "*", "\u00b7": "*", "/": "/", "\u00f7": "/", ":": "/"}
-_NUM = r"-?\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?"
+# ASCII digits only: ``\d`` (and ``int``/``Fraction``) would also take other scripts' digits.
+_NUM = r"-?[0-9]+(?:\.[0-9]+)?(?:/[0-9]+(?:\.[0-9]+)?)?"
 _OP = r"[+\-\u2212\u2013*\u00d7xX\u22c5\u00b7/\u00f7:]"
 _STEP_RE = re.compile(
     rf"^\s*(?P<a>{_NUM})\s*(?P<op>{_OP})\s*(?P<b>{_NUM})\s*=\s*(?P<c>{_NUM})"
-    r"\s*(?:\(\s*left\s*:?\s*(?P<left>[^()]*)\)\s*)?[.,;]?\s*$"
+    r"\s*(?:\(\s*left\s*:?\s*(?P<left>[^()]*)\)\s*)?[.,;]?\s*$", re.ASCII
 )
 
 
 def parse_number(text: str) -> Fraction:
     """Parse ``12``, ``-5``, ``2.5`` or ``8/3`` exactly; raise ValueError otherwise."""
     text = text.strip().replace("\u2212", "-")
-    if not text or len(text) > MAX_NUMBER_CHARS or not re.fullmatch(_NUM, text):
+    if not text or len(text) > MAX_NUMBER_CHARS or not re.fullmatch(_NUM, text, re.ASCII):
         raise ValueError(f"not a number: {text[:30]!r}")
     if "/" in text:
         num, den = text.split("/", 1)
@@ -87,7 +89,7 @@ def parse_step(text: str) -> tuple[Fraction, str, Fraction, Fraction, tuple[Frac
     a, b, c = parse_number(m["a"]), parse_number(m["b"]), parse_number(m["c"])
     left: tuple[Fraction, ...] | None = None
     if m["left"] is not None:
-        parts = [p for p in re.split(r"[\s,]+", m["left"].strip()) if p]
+        parts = [p for p in re.split(r"[\s,]+", m["left"].strip(), flags=re.ASCII) if p]
         left = tuple(parse_number(p) for p in parts)
     return a, _OPS[m["op"]], b, c, left
 
@@ -341,26 +343,23 @@ class _Eval(ast.NodeVisitor):
         raise ValueError(f"'{type(node).__name__}' is not allowed; only integers, + - * / and brackets")
 
 
-def verify_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> Invalid | Fraction:
-    """Check a final expression exactly: each puzzle number used once, value equal to ``target``.
-
-    Returns the exact value on success or ``Invalid(reason)``. Accepts an optional ``Answer:``
-    prefix, a trailing ``= 24``, and the operator spellings × ÷ −.
-    """
+def _evaluate_answer(answer: str, target: int) -> tuple[Fraction, list[Fraction]] | Invalid:
+    """Parse a final expression under the whitelist and evaluate it exactly: (value, leaves)."""
     if not isinstance(answer, str):
         return Invalid("answer is not text")
     text = _ANSWER_PREFIX.sub("", answer.strip(), count=1)
     if len(text) > MAX_ANSWER_CHARS:
         return Invalid(f"answer longer than {MAX_ANSWER_CHARS} characters")
-    text = text.replace("\u00d7", "*").replace("\u00f7", "/").replace("\u2212", "-").replace("\u2013", "-")
-    text = re.sub(r"(?<=[\d)\s])[xX](?=[\s\d(])", "*", text)
+    # The same operator spellings as steps (_OPS), so the gate and the answer check read one language.
+    text = "".join(_OPS.get(ch, ch) if ch not in "xX" else ch for ch in text)
+    text = re.sub(r"(?<=[0-9)\s])[xX](?=[\s0-9(])", "*", text, flags=re.ASCII)
     if "=" in text:
         lhs, _, rhs = text.partition("=")
         if rhs.strip() not in (str(target), ""):
             return Invalid(f"the stated result {rhs.strip()[:20]!r} is not {target}")
         text = lhs
-    if not re.fullmatch(r"[\d\s+\-*/().]*", text) or not text.strip():
-        bad = next((ch for ch in text if not re.match(r"[\d\s+\-*/().]", ch)), None)
+    if not re.fullmatch(r"[0-9 \t\n+\-*/().]*", text) or not text.strip():
+        bad = next((ch for ch in text if not re.match(r"[0-9 \t\n+\-*/().]", ch)), None)
         return Invalid(f"unexpected character {bad!r}" if bad else "empty answer")
     depth = 0
     for ch in text:
@@ -383,11 +382,41 @@ def verify_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> Inval
         return Invalid("division by zero")
     except (ValueError, RecursionError) as exc:
         return Invalid(str(exc) or "expression too deep")
+    return value, ev.leaves
+
+
+RULES_24 = ("Game of 24: one expression using each of the four numbers exactly once, "
+            "with + - * / and brackets, equal to {target} exactly")
+
+
+def report_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> AnswerReport:
+    """Every exact check of a final expression, each named: well-formed under the whitelist,
+    each puzzle number used exactly once, value exactly ``target``."""
+    rules = RULES_24.format(target=target)
+    parsed = _evaluate_answer(answer, target)
+    form = "a well-formed expression (integers, + - * /, brackets; nothing evaluated as code)"
+    if isinstance(parsed, Invalid):
+        return AnswerReport(rules, (Check(form, False, parsed.reason),))
+    value, leaves = parsed
     want = Counter(Fraction(n) for n in puzzle)
-    if Counter(ev.leaves) != want:
-        used = " ".join(format_number(n) for n in ev.leaves)
-        need = " ".join(format_number(n) for n in sorted(want.elements()))
-        return Invalid(f"uses numbers [{used}] but the puzzle has [{need}]")
-    if value != target:
-        return Invalid(f"evaluates to {format_number(value)}, not {target}")
-    return value
+    used_ok = Counter(leaves) == want
+    used = " ".join(format_number(n) for n in leaves)
+    need = " ".join(format_number(n) for n in sorted(want.elements()))
+    return AnswerReport(rules, (
+        Check(form, True),
+        Check("uses each puzzle number exactly once", used_ok,
+              f"[{used}]" if used_ok else f"uses numbers [{used}] but the puzzle has [{need}]"),
+        Check(f"equals {target} exactly", value == target,
+              f"= {format_number(value)}" if value == target else f"evaluates to {format_number(value)}, not {target}"),
+    ))
+
+
+def verify_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> Invalid | Fraction:
+    """Check a final expression exactly: each puzzle number used once, value equal to ``target``.
+
+    Returns the exact value on success or ``Invalid(reason)`` (the first failed check of
+    ``report_answer``). Accepts an optional ``Answer:`` prefix, a trailing ``= 24``, and the
+    operator spellings × ÷ −.
+    """
+    problem = as_invalid(report_answer(puzzle, answer, target))
+    return Fraction(target) if problem is None else problem

@@ -10,6 +10,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid
 
 EMPTY = "_"
@@ -150,7 +151,9 @@ def check_word(grid: Grid, slot_name: str, word: str) -> Grid | Invalid:
         slot = grid.layout.slot(slot_name)
     except KeyError:
         return Invalid(f"there is no slot {slot_name!r}; slots are {', '.join(grid.layout.names)}")
-    w = word.strip().upper()
+    w = word.strip()
+    # isascii first: upper() maps look-alikes into A-Z ("ß" -> "SS", the long s -> "S").
+    w = w.upper() if w.isascii() else w
     if not _WORD_RE.fullmatch(w):
         return Invalid(f"{slot_name} {word[:30]!r}: only the letters A-Z are allowed")
     if len(w) != slot.length:
@@ -331,3 +334,69 @@ def score_board(board: str, truth: str, layout: Layout = LAYOUT_5X5) -> BoardSco
     letters = sum(board[i] == truth[i] for i in cells)
     words = sum(all(board[c] == truth[c] for c in s.cells) for s in layout.slots)
     return BoardScore(letters, len(cells), words, len(layout.slots))
+
+
+# ---- the answer report ------------------------------------------------------------------------
+
+def report_rules(has_key: bool) -> str:
+    return ("Mini crossword 5x5: a complete grid of letters A-Z whose crossings agree"
+            + ("; the ten words must match the puzzle's answer key" if has_key
+               else "; no answer key, so the words cannot be checked against the clues (never verified)"))
+
+
+def parse_answer(text: str, layout: Layout = LAYOUT_5X5) -> tuple[str, str | None]:
+    """An answer as a board: 25 cells (``_`` empty), or the ten words h1-h5 v1-v5 separated by
+    spaces or commas. Returns (board, None), or for ten words (across board, first crossing
+    that disagrees or None). ValueError when it is neither."""
+    words = [w for w in re.split(r"[\s,]+", text.strip()) if w] if isinstance(text, str) else []
+    slots = layout.slots
+    if len(words) == len(slots) and all(len(w) == s.length for w, s in zip(words, slots, strict=True)):
+        if not all(w.isascii() and w.isalpha() for w in words):
+            raise ValueError("answer words must be letters A-Z only")
+        cells = [EMPTY] * (layout.n ** 2)
+        conflict = None
+        for w, s in zip(words, slots, strict=True):
+            for pos, (cell, ch) in enumerate(zip(s.cells, w.upper(), strict=True)):
+                if cells[cell] not in (EMPTY, ch) and conflict is None:
+                    other = next(c.other for c in layout.crossings(s.name) if c.cell == cell)
+                    conflict = f"{s.name} letter {pos + 1} is {ch!r} but {other} has {cells[cell]!r} there"
+                if cells[cell] == EMPTY:
+                    cells[cell] = ch
+        return "".join(cells), conflict
+    return parse_board(text, layout.n), None
+
+
+def report_grid(answer: str, key: str | None, lexicon: object | None,
+                layout: Layout = LAYOUT_5X5) -> AnswerReport:
+    """Every check of a crossword answer: a grid of letters, complete, crossings agree (required);
+    entries in ``lexicon`` k/10 (reported only, not a rule: answers may be missing from any word
+    list); the answer key k/10 (required; not checkable, hence never verified, without a key)."""
+    rules = report_rules(key is not None)
+    form = f"a {layout.n}x{layout.n} grid of letters A-Z"
+    try:
+        board, conflict = parse_answer(answer, layout)
+    except ValueError as exc:
+        return AnswerReport(rules, (Check(form, False, str(exc)),))
+    grid = Grid(layout, board)
+    empty = board.count(EMPTY)
+    checks = [Check(form, True),
+              Check("complete grid", empty == 0, f"{empty} empty cell{'s' if empty != 1 else ''}" if empty else ""),
+              Check("crossings agree", conflict is None,
+                    conflict or "every cell is one letter shared by its across and down word")]
+    full = [s for s in layout.slots if not grid.is_open(s)]
+    if lexicon is not None:
+        found = [s.name for s in full if grid.pattern(s) in lexicon]  # type: ignore[operator]
+        missing = [s.name for s in full if s.name not in found]
+        unfilled = len(layout.slots) - len(full)
+        detail = "; ".join(([f"not found: {' '.join(missing)}"] if missing else [])
+                           + ([f"{unfilled} entries not complete"] if unfilled else []))
+        checks.append(Check(f"entries found in the lexicon {len(found)}/{len(layout.slots)}",
+                            len(found) == len(layout.slots), detail, required=False))
+    if key is None:
+        checks.append(Check("matches the answer key", None, "no answer key: the words cannot be checked"))
+    else:
+        right = [s.name for s in layout.slots if grid.pattern(s) == "".join(key[c] for c in s.cells)]
+        wrong = [s.name for s in layout.slots if s.name not in right]
+        checks.append(Check(f"matches the answer key {len(right)}/{len(layout.slots)}", not wrong,
+                            ("wrong: " + " ".join(wrong)) if wrong else ""))
+    return AnswerReport(rules, tuple(checks))

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from verifiers.verdict import Invalid
+
 
 @dataclass(frozen=True, slots=True)
 class Check:
@@ -79,3 +81,14 @@ class AnswerReport:
                 raise ValueError("each check needs 'name' (text), 'passed' (true/false/null), 'detail', 'required'")
             checks.append(Check(c["name"], c["passed"], c.get("detail", ""), c.get("required", True)))
         return cls(data["rules"], tuple(checks))
+
+
+def as_invalid(report: AnswerReport) -> Invalid | None:
+    """None when ``report`` is verified, else Invalid with the first failing required check's
+    detail (or its name): the short reason a gate, a refine prompt or ``verify_answer`` gives."""
+    if report.verified:
+        return None
+    for c in report.checks:
+        if c.required and c.passed is not True:
+            return Invalid(c.detail or c.name)
+    return Invalid(report.reason or "nothing required was checked")

@@ -1,8 +1,10 @@
 """Exact Sudoku checks: board syntax, the step gate, final verification and completability oracles.
 
 Boards are n x n (1 <= n <= 9) tuples of rows; 0 is a blank, 1..n are digits. Rows and columns
-always hold distinct digits (Long 2023 checks only these); boxes are checked only when asked for,
-and only for square sizes (4: 2x2 boxes, 9: 3x3 boxes). Nothing here calls a model.
+always hold distinct digits. The standard rules (``boxes=True``, the default everywhere) add the
+boxes of the sizes that have them: 4 (2x2 boxes), 6 (2x3), 8 (2x4) and 9 (3x3); other sizes have
+rows and columns only. ``boxes=False`` is Long (2023)'s Latin-square variant: rows and columns
+only, at every size. Nothing here calls a model.
 
 Board syntax: rows separated by ``|`` (or ``/`` or new lines); a row is either a run of single
 characters (``3*1``) or cells separated by commas or spaces (``3,*,1``); ``*``, ``.``, ``_``
@@ -11,11 +13,11 @@ and ``0`` are blanks. Example: ``3*1|*2*|1**``.
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from typing import Iterator
 
+from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 Board = tuple[tuple[int, ...], ...]
@@ -26,12 +28,30 @@ _ROW_SPLIT = re.compile(r"\s*(?:\||/|\r?\n)\s*")
 _CELL_SPLIT = re.compile(r"[\s,]+")
 
 
+# Box height x width of the sizes that have boxes (rows of boxes are as wide as possible).
+BOX_SHAPES: dict[int, tuple[int, int]] = {4: (2, 2), 6: (2, 3), 8: (2, 4), 9: (3, 3)}
+
+
 def box_shape(n: int) -> tuple[int, int]:
-    """Box height and width for a square size; ValueError for sizes without boxes."""
-    r = math.isqrt(n)
-    if r * r != n or n < 4:
-        raise ValueError(f"boxes need a square size such as 4 or 9; this board is {n}x{n}")
-    return r, r
+    """Box height and width of a size with boxes; ValueError for sizes without."""
+    if n not in BOX_SHAPES:
+        raise ValueError(f"a {n}x{n} board has no boxes; boxes exist for sizes {', '.join(map(str, BOX_SHAPES))}")
+    return BOX_SHAPES[n]
+
+
+def uses_boxes(n: int, boxes: bool) -> bool:
+    """Whether boxes are checked on an n x n board: standard rules and a size with boxes."""
+    return boxes and n in BOX_SHAPES
+
+
+def rules_text(n: int, boxes: bool) -> str:
+    """The rule set checked on an n x n board, in words (named in every answer report)."""
+    if uses_boxes(n, boxes):
+        bh, bw = BOX_SHAPES[n]
+        return f"Sudoku {n}x{n}, standard rules: rows, columns and {bh}x{bw} boxes hold each digit 1-{n} once"
+    if boxes:
+        return f"Sudoku {n}x{n}, standard rules: rows and columns hold each digit 1-{n} once (size {n} has no boxes)"
+    return f"Sudoku {n}x{n}, Latin square (--latin, Long 2023): rows and columns hold each digit 1-{n} once"
 
 
 def parse_board(text: str, size: int | None = None) -> Board:
@@ -58,7 +78,7 @@ def parse_board(text: str, size: int | None = None) -> Board:
         for c in cells:
             if len(c) == 1 and c in BLANKS:
                 row.append(0)
-            elif len(c) == 1 and c.isdigit() and 1 <= int(c) <= n:
+            elif len(c) == 1 and "1" <= c <= "9" and int(c) <= n:  # ASCII digits only
                 row.append(int(c))
             else:
                 raise ValueError(f"row {k}: {c[:10]!r} is not a digit 1..{n} or a blank (* . _ 0)")
@@ -80,7 +100,7 @@ def _units(n: int, boxes: bool) -> Iterator[tuple[str, list[tuple[int, int]]]]:
         yield f"row {r + 1}", [(r, c) for c in range(n)]
     for c in range(n):
         yield f"column {c + 1}", [(r, c) for r in range(n)]
-    if boxes:
+    if uses_boxes(n, boxes):
         bh, bw = box_shape(n)
         for br in range(0, n, bh):
             for bc in range(0, n, bw):
@@ -88,7 +108,7 @@ def _units(n: int, boxes: bool) -> Iterator[tuple[str, list[tuple[int, int]]]]:
                        [(r, c) for r in range(br, br + bh) for c in range(bc, bc + bw)])
 
 
-def rule_break(board: Board, boxes: bool = False) -> str | None:
+def rule_break(board: Board, boxes: bool = True) -> str | None:
     """The first repeated digit in a row, column (or box), as a reason; None when none repeats."""
     n = len(board)
     for name, cells in _units(n, boxes):
@@ -109,7 +129,7 @@ def _shape_problem(board: Board, n: int) -> str | None:
     return None
 
 
-def check_step(givens: Board, current: Board, proposed: Board, boxes: bool = False) -> Verdict[Board]:
+def check_step(givens: Board, current: Board, proposed: Board, boxes: bool = True) -> Verdict[Board]:
     """The gate for one step. A step keeps every given and every digit already placed (going back
     is the controller's job, by returning to a board it still holds), fills at least one blank and
     breaks no rule. A full board that passes is Solved."""
@@ -134,21 +154,47 @@ def check_step(givens: Board, current: Board, proposed: Board, boxes: bool = Fal
     return Solved(proposed) if blanks(proposed) == 0 else Valid(proposed)
 
 
-def verify_solution(givens: Board, board: Board, boxes: bool = False) -> Invalid | None:
-    """A completed board against its puzzle, from scratch: None when it is a valid solution."""
+def report_solution(givens: Board, board: Board, boxes: bool = True) -> AnswerReport:
+    """Every exact check of a completed board against its puzzle, from scratch, each named."""
     n = len(givens)
+    rules = rules_text(n, boxes)
     shape = _shape_problem(board, n)
     if shape is not None:
-        return Invalid(shape)
-    for r in range(n):
-        for c in range(n):
-            if givens[r][c] and board[r][c] != givens[r][c]:
-                return Invalid(f"row {r + 1}, column {c + 1} must be the given {givens[r][c]}")
+        return AnswerReport(rules, (Check(f"a {n}x{n} board of digits 1-{n}", False, shape),))
+    checks = [Check(f"a {n}x{n} board of digits 1-{n}", True)]
+    changed = next(((r, c) for r in range(n) for c in range(n) if givens[r][c] and board[r][c] != givens[r][c]), None)
+    checks.append(Check("keeps every given", changed is None,
+                        "" if changed is None else f"row {changed[0] + 1}, column {changed[1] + 1} must be the "
+                                                   f"given {givens[changed[0]][changed[1]]}"))
     missing = blanks(board)
-    if missing:
-        return Invalid(f"the board is not complete: {missing} blank cell{'s' if missing > 1 else ''}")
-    problem = rule_break(board, boxes)
-    return Invalid(problem) if problem is not None else None
+    checks.append(Check("complete (no blank cell)", missing == 0,
+                        f"{missing} blank cell{'s' if missing > 1 else ''}" if missing else ""))
+    kinds = [("row", "every row holds each digit once"), ("column", "every column holds each digit once")]
+    if uses_boxes(n, boxes):
+        kinds.append(("the box", f"every {BOX_SHAPES[n][0]}x{BOX_SHAPES[n][1]} box holds each digit once"))
+    for prefix, name in kinds:
+        bad = None
+        for unit, cells in _units(n, boxes):
+            if not unit.startswith(prefix + " " if prefix != "the box" else prefix):
+                continue
+            seen: set[int] = set()
+            for r, c in cells:
+                v = board[r][c]
+                if v and v in seen:
+                    bad = f"{unit} has two {v}s"
+                    break
+                seen.add(v)
+            if bad:
+                break
+        checks.append(Check(name, bad is None, bad or ""))
+    return AnswerReport(rules, tuple(checks))
+
+
+def verify_solution(givens: Board, board: Board, boxes: bool = True) -> Invalid | None:
+    """A completed board against its puzzle, from scratch: None when it is a valid solution
+    (the first failed check of ``report_solution`` otherwise)."""
+    report = report_solution(givens, board, boxes)
+    return as_invalid(report)
 
 
 def _peers(n: int, boxes: bool) -> list[list[int]]:
@@ -161,7 +207,7 @@ def _peers(n: int, boxes: bool) -> list[list[int]]:
     return [sorted(p) for p in peers]
 
 
-def solutions(board: Board, boxes: bool = False, limit: int = 2,
+def solutions(board: Board, boxes: bool = True, limit: int = 2,
               rng: random.Random | None = None) -> list[Board]:
     """Up to ``limit`` completions of ``board`` by exact backtracking (most constrained cell
     first); with ``rng``, digits are tried in random order (for generating boards)."""
@@ -206,17 +252,17 @@ def solutions(board: Board, boxes: bool = False, limit: int = 2,
     return out
 
 
-def count_solutions(board: Board, boxes: bool = False, limit: int = 2) -> int:
+def count_solutions(board: Board, boxes: bool = True, limit: int = 2) -> int:
     """Number of completions, counted up to ``limit``."""
     return len(solutions(board, boxes, limit))
 
 
-def completable(board: Board, boxes: bool = False) -> bool:
+def completable(board: Board, boxes: bool = True) -> bool:
     """Exact oracle: can this partial board still be completed without breaking a rule?"""
     return count_solutions(board, boxes, 1) == 1
 
 
-def completable_csp(board: Board, boxes: bool = False) -> bool:
+def completable_csp(board: Board, boxes: bool = True) -> bool:
     """The same question answered independently by python-constraint2 (for audits and tests)."""
     from constraint import AllDifferentConstraint, Problem
 

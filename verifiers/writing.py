@@ -6,13 +6,18 @@ Sentence splitting rule (documented, tested on all 100 lines of the paper's inpu
    stay in the sentences shown to the model; comparisons normalise them, see ``normalise``).
 2. A sentence ends at ``.``, ``!``, ``?`` or ``…`` (plus any closing quotes or brackets) that is
    followed by a space and then an upper-case letter, a digit or an opening quote.
-3. If that gives fewer than four sentences, the missing ones are taken to be fragments without
-   end punctuation fused into the next sentence (the paper's lines 5, 28, 49, 59 and 81, e.g.
+3. A text of exactly four non-empty lines is taken as the four sentences, one per line, as
+   written (the way to state them explicitly).
+4. Otherwise punctuation must give exactly four sentences; more or fewer is an error that says
+   how many were found. The count never changes silently.
+5. Only the paper's data file (``fragments=True``, see ``tasks/writing/data.py``) repairs lines
+   with fewer than four sentences: the missing ones are taken to be fragments without end
+   punctuation fused into the next sentence (the paper's lines 5, 28, 49, 59 and 81, e.g.
    "Instead of a bachelorette party You realize ..."): cut at the first place, in reading order,
    where a word ending in a lower-case letter is followed by a capitalised word other than the
-   pronoun "I" (and its contractions), and repeat until there are four. A fragment is required
-   as written; a paragraph may end with it followed by end punctuation.
-4. Anything else (more than four sentences, or too few with no place to cut) is an error.
+   pronoun "I" (and its contractions), and repeat until there are four. The loader then hands the
+   four sentences on one per line (rule 3), so the cut is visible. A fragment is required as
+   written; a paragraph may end with it followed by end punctuation.
 
 Passage check: exactly four non-empty paragraphs (separated by blank lines); paragraph i ends
 with sentence i, compared after NFKC, straight quotes and single spaces, on a word boundary.
@@ -24,6 +29,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from verifiers.report import AnswerReport, Check
 
 N_SENTENCES = 4
 
@@ -51,12 +58,16 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def split_sentences(text: str) -> tuple[str, str, str, str]:
-    """The four required sentences of an input line; ValueError with a one-line reason."""
+def split_sentences(text: str, fragments: bool = False) -> tuple[str, str, str, str]:
+    """The four required sentences of an input (rules in the module docstring); ValueError with a
+    one-line reason. ``fragments`` allows rule 5 (the paper's data file only)."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError('empty input: give the four required sentences, e.g. "A cat sat. It rained. ..."')
     if len(text) > MAX_INPUT_CHARS:
         raise ValueError(f"input is {len(text)} characters; at most {MAX_INPUT_CHARS}")
+    lines = [_squash(ln) for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if ln.strip()]
+    if len(lines) == N_SENTENCES:
+        return (lines[0], lines[1], lines[2], lines[3])
     flat = _squash(text)
     parts: list[str] = []
     start = 0
@@ -67,8 +78,10 @@ def split_sentences(text: str) -> tuple[str, str, str, str]:
             start = m.end()
     parts.append(flat[start:].strip())
     parts = [p for p in parts if p]
-    if len(parts) > N_SENTENCES:
-        raise ValueError(f"the input splits into {len(parts)} sentences; exactly {N_SENTENCES} are needed")
+    if len(parts) > N_SENTENCES or (len(parts) < N_SENTENCES and not fragments):
+        raise ValueError(f"the input splits into {len(parts)} sentence{'s' if len(parts) != 1 else ''} at "
+                         f". ! ? followed by a capital; exactly {N_SENTENCES} are needed "
+                         "(end each with . ! or ?, or give the four sentences one per line)")
     while len(parts) < N_SENTENCES:
         parts = _cut_first_fusion(parts, len(parts))
     return (parts[0], parts[1], parts[2], parts[3])
@@ -139,3 +152,29 @@ def check_passage(sentences: tuple[str, ...], passage: str) -> PassageProblem | 
             why += f" (it ends with sentence {others[0]} instead: wrong order)"
         return PassageProblem(i, f"paragraph {i} must end with sentence {i}: {why}")
     return None
+
+
+RULES = ("Creative writing: exactly {n} non-empty paragraphs separated by blank lines; paragraph k ends "
+         "with required sentence k (compared after NFKC, straight quotes and single spaces)")
+
+
+def report_passage(sentences: tuple[str, ...], passage: str) -> AnswerReport:
+    """Every exact check of a passage, each named: its length, the paragraph count and each
+    paragraph's ending. The same facts as ``check_passage``, which is its first failed check."""
+    rules = RULES.format(n=len(sentences))
+    checks = [Check(f"at most {MAX_PASSAGE_CHARS} characters", len(passage) <= MAX_PASSAGE_CHARS,
+                    f"{len(passage)} characters")]
+    if not checks[0].passed:
+        return AnswerReport(rules, tuple(checks))
+    paras = paragraphs(passage)
+    count_ok = len(paras) == len(sentences)
+    checks.append(Check(f"exactly {len(sentences)} paragraphs", count_ok,
+                        "" if count_ok else f"found {len(paras)} paragraphs separated by blank lines"))
+    for i, sentence in enumerate(sentences, 1):
+        name = f"paragraph {i} ends with sentence {i} ({_short(sentence, 40)!r})"
+        if not count_ok:
+            checks.append(Check(name, None, "not checked: the paragraph count is wrong"))
+            continue
+        why = ending_problem(sentence, paras[i - 1])
+        checks.append(Check(name, why is None, why or ""))
+    return AnswerReport(rules, tuple(checks))

@@ -12,6 +12,8 @@ import sqlite3
 from pathlib import Path
 from typing import Literal
 
+from solver.inputs import MAX_CACHE_FILE, regular_file
+
 CacheMode = Literal["off", "record", "replay"]
 
 
@@ -32,10 +34,15 @@ class Cache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if self.path.exists() or self.path.is_symlink():
+            regular_file(self.path, "cache", MAX_CACHE_FILE)  # a FIFO or device is refused, not opened
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path))
-        self._db.execute("CREATE TABLE IF NOT EXISTS outputs (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        self._db.commit()
+        try:
+            self._db = sqlite3.connect(str(self.path))
+            self._db.execute("CREATE TABLE IF NOT EXISTS outputs (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"cache {self.path} is not a record/replay store: {exc}") from None
 
     def get(self, key: str) -> object | None:
         row = self._db.execute("SELECT value FROM outputs WHERE key = ?", (key,)).fetchone()

@@ -50,7 +50,7 @@ def _env_threads() -> int | None:
     text = os.environ.get("TOT_THREADS", "").strip()
     if not text:
         return None
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or len(text) > 6 or int(text) < 1:
         raise LMError(f"TOT_THREADS must be a positive whole number, not {text!r}")
     return int(text)
 

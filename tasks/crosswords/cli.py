@@ -8,7 +8,8 @@ from typing import Any
 from lexicon import build_lexicon, default_lexicon
 from tasks.crosswords.data import TEST_INDICES, Puzzle, default_data, load_puzzle_file, load_puzzles, parse_puzzle_text
 from tasks.crosswords.task import Crosswords, CrosswordState
-from verifiers.crossword import EMPTY, FILL_LEVELS, LAYOUT_5X5, Grid, parse_board, score_board
+from tasks.datafiles import ascii_int
+from verifiers.crossword import FILL_LEVELS, parse_answer, score_board
 
 
 def parse_indices(text: str, count: int) -> list[int]:
@@ -19,7 +20,7 @@ def parse_indices(text: str, count: int) -> list[int]:
     for part in text.split(","):
         bounds = part.strip().split("-")
         try:
-            lo, hi = (int(bounds[0]), int(bounds[-1])) if len(bounds) <= 2 else (0, -1)
+            lo, hi = (ascii_int(bounds[0]), ascii_int(bounds[-1])) if len(bounds) <= 2 else (0, -1)
         except ValueError:
             lo, hi = 0, -1
         if not (1 <= lo <= hi <= count):
@@ -101,35 +102,46 @@ class CrosswordsPlugin:
         fields: dict[str, Any] = {"board": state.board, "filled": grid.filled(), "depth": len(state.steps),
                                   "steps": list(state.steps)}
         lines = [grid.render(),
-                 ("complete grid (every crossing agrees; words not checked against the clues)"
-                  if grid.is_full() else f"deepest state reached: {grid.filled()}/25 cells, {len(state.steps)} words")]
+                 ("complete grid" if grid.is_full()
+                  else f"deepest state reached: {grid.filled()}/25 cells, {len(state.steps)} words")]
         if p.answer is not None:
             sc = score_board(state.board, p.answer)
             fields.update(sc.as_dict())
             lines.append(f"against the answer: letters {sc.letters_right}/25, words {sc.words_right}/10, "
                          f"game {'solved' if sc.game else 'not solved'}")
+        if result.answer is None:
+            # No answer: still say what could and could not be checked of the state reached.
+            fields["board_report"] = task.report_answer(puzzle, state.board).to_json()
         return fields, "\n".join(lines)
 
     def add_verify_args(self, parser: argparse.ArgumentParser) -> None:
         _add_source_args(parser)
-        parser.add_argument("board", help="25 letters, row by row (_ for an empty cell)")
+        parser.add_argument("board", nargs="+",
+                            help="25 letters, row by row (_ for an empty cell), or the ten words h1-h5 v1-v5")
 
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
         items = _load(args)
         if len(items) != 1:
             raise ValueError("verify checks one puzzle: give one --index")
-        pid, p = items[0]
-        if p.answer is None:
-            raise ValueError(f"puzzle {pid} has no answer board to check against")
-        board = parse_board(args.board)
-        sc = score_board(board, p.answer)
-        if sc.game:
-            return True, "valid: all 25 letters and 10 words agree with the answer"
-        grid = Grid(LAYOUT_5X5, board)
-        wrong = [s.name for s in LAYOUT_5X5.slots if grid.pattern(s) != Grid(LAYOUT_5X5, p.answer).pattern(s)]
-        empty = board.count(EMPTY)
-        return False, (f"invalid: letters {sc.letters_right}/25, words {sc.words_right}/10 right; "
-                       f"wrong: {' '.join(wrong)}" + (f"; {empty} empty cells" if empty else ""))
+        _pid, p = items[0]
+        parse_answer(" ".join(args.board))  # malformed: ValueError, exit status 2
+        report = Crosswords(default_lexicon()).report_answer(p.text(), " ".join(args.board))
+        return report.verified, "\n".join(report.lines())
+
+    def task_from_options(self, options: dict[str, Any]) -> Crosswords:
+        """The task a trace's run header describes (``tot verify --trace``). The lexicon gates
+        need the lexicon the run used; the default one is rebuilt."""
+        gate = options.get("lexicon_gate", "none")
+        fill = options.get("fill_level", "arc")
+        if gate not in FILL_LEVELS or fill not in FILL_LEVELS[1:]:
+            raise ValueError("unknown crossword lexicon gate or fill level in the trace")
+        candidates = options.get("candidates", 10)
+        if not isinstance(candidates, int) or isinstance(candidates, bool) or candidates < 1:
+            raise ValueError("bad 'candidates' in the trace's run header")
+        lex = default_lexicon() if gate != "none" or options.get("require_word") else None
+        return Crosswords(lex, lexicon_gate=gate, require_word=bool(options.get("require_word")),  # type: ignore[arg-type]
+                          candidates=candidates, fill_level=fill,  # type: ignore[arg-type]
+                          stop_when_full=bool(options.get("stop_when_full", True)))
 
 
 PLUGIN = CrosswordsPlugin()

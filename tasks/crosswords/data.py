@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from solver.inputs import MAX_DATA_FILE, read_text
 from tasks.datafiles import shared_data
 from verifiers.crossword import LAYOUT_5X5, parse_board
 
@@ -85,11 +86,10 @@ def parse_puzzle_text(text: str) -> Puzzle:
 
 def load_file(path: str | Path) -> Any:
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"no such puzzle file: {p}")
+    text = read_text(p, "puzzle file", MAX_DATA_FILE)
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
         raise ValueError(f"{p} is not valid JSON") from None
 
 

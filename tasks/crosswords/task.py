@@ -26,12 +26,17 @@ from verifiers.crossword import (
     consistent,
     fillability,
     parse_board,
+    report_grid,
+    report_rules,
 )
+from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 CONFIDENCE = {"certain": 1.0, "high": 0.75, "medium": 0.5, "low": 0.25}
+# re.ASCII: with IGNORECASE alone, [A-Za-z] also matches look-alikes such as the long s, the dotless
+# i and the Kelvin sign, which upper() then turns into A-Z letters.
 _THOUGHT_RE = re.compile(r"^\s*([hv])\s*([1-9])\s*[.:)\-]?\s*([A-Za-z][A-Za-z ]*?)\s*(?:\(\s*([a-z]+)\s*\))?\s*$",
-                         re.IGNORECASE)
+                         re.IGNORECASE | re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,15 +206,35 @@ class Crosswords:
     def answer(self, state: CrosswordState) -> str:
         return state.board
 
+    def options(self) -> dict[str, Any]:
+        """What rebuilds this task's gate (recorded in traces)."""
+        return {"lexicon_gate": self.lexicon_gate, "require_word": self.require_word,
+                "candidates": self.candidates, "fill_level": self.fill_level, "stop_when_full": self.stop_when_full}
+
+    def rules(self, puzzle: str) -> str:
+        return report_rules(parse_puzzle_text(puzzle).answer is not None)
+
+    def report_answer(self, puzzle: str, answer: str) -> AnswerReport:
+        """Every check of ``answer`` (a board of 25 letters, or the ten words h1-h5 v1-v5) from the
+        puzzle text alone: complete grid, crossings agree, entries in the lexicon (reported
+        only), and the answer key when the puzzle has one. Without a key it is never verified."""
+        try:
+            p = parse_puzzle_text(puzzle)
+        except ValueError as exc:
+            return AnswerReport(report_rules(False), (Check("the puzzle is readable", False, str(exc)),))
+        return report_grid(answer, p.answer, self.lexicon)
+
     def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
-        """From the puzzle text alone only the shape is checkable: 25 letters, no empty cell.
-        (Whether the words fit the clues needs the answer key; the report scores that.)"""
+        """The rules of the puzzle without its answer key (what a search may know): a complete
+        grid whose crossings agree. The key decides ``verified`` in ``report_answer`` only; were it
+        used here, search would go on past wrong grids until the key's grid, using the key."""
         try:
             parse_puzzle_text(puzzle)
-            parse_board(answer, allow_empty=False)
         except ValueError as exc:
             return Invalid(str(exc))
-        return None
+        report = report_grid(answer, None, None)
+        failed = next((c for c in report.checks if c.required and c.passed is False), None)
+        return None if failed is None else Invalid(f"{failed.name}: {failed.detail}" if failed.detail else failed.name)
 
     def describe(self, state: CrosswordState) -> str:
         return state.board

@@ -6,8 +6,6 @@ import argparse
 
 from tasks.game24.data import default_csv, load_csv, solvable_puzzles
 from tasks.game24.task import Game24, parse_puzzle
-from verifiers.arithmetic import verify_answer
-from verifiers.verdict import Invalid
 
 
 class Game24Plugin:
@@ -49,11 +47,16 @@ class Game24Plugin:
         parser.add_argument("answer", help='an expression, e.g. "(10 - 4) * (13 - 9)"')
 
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
-        nums = parse_puzzle(args.puzzle)
-        res = verify_answer(nums, args.answer)
-        if isinstance(res, Invalid):
-            return False, f"invalid: {res.reason}"
-        return True, "valid: uses each number once and equals 24 exactly"
+        parse_puzzle(args.puzzle)  # malformed puzzle: ValueError, exit status 2
+        report = Game24().report_answer(args.puzzle, args.answer)
+        return report.verified, "\n".join(report.lines())
+
+    def task_from_options(self, options: dict[str, object]) -> Game24:
+        """The task a trace's run header describes (``tot verify --trace``)."""
+        policy = options.get("policy", "reject")
+        if policy not in ("reject", "repair"):
+            raise ValueError(f"unknown Game-of-24 policy {policy!r} in the trace; expected reject or repair")
+        return Game24(policy=policy)  # type: ignore[arg-type]
 
 
 PLUGIN = Game24Plugin()

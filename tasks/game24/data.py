@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 from pathlib import Path
 
+from solver.inputs import MAX_DATA_FILE, read_text
 from tasks.datafiles import parse_span, shared_data
 from verifiers.arithmetic import can_reach
 
@@ -23,18 +25,28 @@ def parse_range(text: str) -> tuple[int, int]:
 def load_csv(path: str | Path, ranks: str | None = None) -> list[tuple[int, str]]:
     """(rank, puzzle) rows of the paper's 24.csv, optionally restricted to a rank range."""
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"no such data file: {p}")
+    text = read_text(p, "data file", MAX_DATA_FILE)
     lo, hi = parse_range(ranks) if ranks else (1, 10**9)
     out = []
-    with p.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames is None or "Puzzles" not in reader.fieldnames or "Rank" not in reader.fieldnames:
-            raise ValueError(f"{p} has no 'Rank' and 'Puzzles' columns")
-        for row in reader:
-            rank = int(row["Rank"])
-            if lo <= rank <= hi:
-                out.append((rank, row["Puzzles"].strip()))
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        fields = reader.fieldnames
+    except csv.Error as exc:
+        raise ValueError(f"{p} is not a readable CSV file: {exc}") from None
+    if fields is None or "Puzzles" not in fields or "Rank" not in fields:
+        raise ValueError(f"{p} has no 'Rank' and 'Puzzles' columns")
+    try:
+        rows = list(reader)
+    except csv.Error as exc:
+        raise ValueError(f"{p} is not a readable CSV file: {exc}") from None
+    for line, row in enumerate(rows, 2):
+        rank_text, puzzle = row.get("Rank"), row.get("Puzzles")
+        if not isinstance(rank_text, str) or not rank_text.strip().isascii() or not rank_text.strip().isdigit() \
+                or len(rank_text.strip()) > 9 or not isinstance(puzzle, str):
+            raise ValueError(f"{p} line {line}: 'Rank' must be a whole number (0-9) and 'Puzzles' present")
+        rank = int(rank_text.strip())
+        if lo <= rank <= hi:
+            out.append((rank, puzzle.strip()))
     if not out:
         raise ValueError(f"no puzzles with rank in {ranks} in {p}")
     return out

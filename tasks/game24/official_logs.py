@@ -22,13 +22,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from solver.inputs import MAX_DATA_FILE, read_text
 from solver.task import Thought
 from tasks.game24.task import Game24, State24, parse_puzzle
 from verifiers.arithmetic import apply_op, parse_step, verify_answer
 from verifiers.verdict import Invalid
 
 _LABEL_VALUES = (("sure", 20.0), ("likely", 1.0), ("impossible", 0.001))
-_PAREN_NUMBER = re.compile(r"\(\s*(-?\d+(?:\.\d+)?)\s*\)")  # "6 + (-1)" is "6 + -1"
+_PAREN_NUMBER = re.compile(r"\(\s*(-?\d+(?:\.\d+)?)\s*\)", re.ASCII)  # "6 + (-1)" is "6 + -1"
 
 
 def decode_value(value: float, max_samples: int = 19) -> list[str] | None:
@@ -199,11 +200,10 @@ def _verdict(task: Game24, nums: tuple[int, ...], states: dict[int, State24 | No
 def import_log(path: str | Path) -> list[dict[str, Any]]:
     """All trace events of an official Game-of-24 BFS log file; ValueError for a malformed one."""
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"no such log file: {p}")
+    text = read_text(p, "log file", MAX_DATA_FILE)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"{p} is not a JSON file: {exc}") from None
     if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
         raise ValueError(f"{p} is not an official ToT log: expected a JSON list of puzzle entries")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
+from typing import Any, Sequence
 
 from solver.task import Thought
 from tasks.game24 import prompts
 from verifiers.arithmetic import (
+    RULES_24,
     Policy,
     can_reach,
     check_step,
@@ -17,8 +18,9 @@ from verifiers.arithmetic import (
     legal_steps,
     parse_number,
     parse_step,
-    verify_answer,
+    report_answer,
 )
+from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 TARGET = 24
@@ -47,7 +49,7 @@ def parse_puzzle(text: str) -> tuple[int, ...]:
         raise ValueError(f"a Game-of-24 puzzle has four numbers; got {len(parts)} in {text.strip()[:40]!r}")
     nums = []
     for p in parts:
-        if not re.fullmatch(r"\d{1,4}", p):
+        if not re.fullmatch(r"[0-9]{1,4}", p):
             raise ValueError(f"{p[:20]!r} is not a whole number between 0 and {MAX_INPUT}")
         v = int(p)
         if v > MAX_INPUT:
@@ -57,7 +59,7 @@ def parse_puzzle(text: str) -> tuple[int, ...]:
 
 
 def _wrap(expr: str) -> str:
-    return expr if re.fullmatch(r"\d+", expr) else f"({expr})"
+    return expr if re.fullmatch(r"[0-9]+", expr) else f"({expr})"
 
 
 _LINE_PREFIX = re.compile(r"^\s*(?:[-*\u2022]\s*|\d+[.)]\s+|step\s*\d*\s*:\s*|next step\s*:\s*)", re.IGNORECASE)
@@ -151,13 +153,25 @@ class Game24:
         expr = state.exprs[0]
         return expr[1:-1] if expr.startswith("(") and _balanced(expr[1:-1]) else expr
 
-    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
+    def options(self) -> dict[str, Any]:
+        """What rebuilds this task (recorded in traces): the gate's policy."""
+        return {"policy": self.policy}
+
+    def rules(self, puzzle: str) -> str:
+        return RULES_24.format(target=TARGET)
+
+    def report_answer(self, puzzle: str, answer: str) -> AnswerReport:
+        """Every exact check of ``answer`` from the puzzle text alone."""
         try:
             nums = parse_puzzle(puzzle)
         except ValueError as exc:
-            return Invalid(str(exc))
-        res = verify_answer(nums, answer, TARGET)
-        return res if isinstance(res, Invalid) else None
+            return AnswerReport(RULES_24.format(target=TARGET),
+                                (Check("the puzzle is four whole numbers", False, str(exc)),))
+        return report_answer(nums, answer, TARGET)
+
+    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
+        report = self.report_answer(puzzle, answer)
+        return as_invalid(report)
 
     # ---- baselines (solver/baselines.py) and the gate ablation (search with gate=False) ----
 

@@ -23,6 +23,7 @@ async def run_baseline(task: Sudoku, puzzle: str, style: str, client: LMClient, 
     trace = trace or Trace()
     usage = usage or client.usage
     client.usage = usage
+    trace.emit("start", task=task.name, puzzle=puzzle, options=task.options(), method=style)
     trace.emit("search", method=style, generator="solution", evaluator=None)
     params = GenParams(n=1, temperature=temperature, max_tokens=16 + 3 * n * (n + 2), seed=seed,
                        stop=("\n",), chat=chat)
@@ -50,9 +51,12 @@ async def run_baseline(task: Sudoku, puzzle: str, style: str, client: LMClient, 
                 continue
             trace.emit("verdict", parent=0, thought=board, verdict="solved")
             answer = board
-            trace.emit("answer", answer=answer, verified=True)
+            report = task.report_answer(puzzle, board)
+            trace.emit("answer", answer=answer, verified=report.verified, accepted=True, report=report.to_json())
     except BudgetExhausted as exc:
         stopped = exc.which
-    res = SearchResult(answer, answer is not None, stopped, None, proposed, rejected, 0, usage)
+    final = task.report_answer(puzzle, answer) if answer is not None else None
+    res = SearchResult(answer, final is not None and final.verified, stopped, None, proposed, rejected, 0, usage,
+                       report=final)
     trace.emit("end", **res.summary())
     return res

@@ -13,20 +13,20 @@ SYNTAX = 'rows separated by "|", blanks as * or . (e.g. "*2*|*32|*13")'
 
 class SudokuPlugin:
     name = "sudoku"
-    help = "Sudoku after Long (2023): n x n boards, rows and columns (and boxes with --boxes)"
+    help = "Sudoku: n x n boards, standard rules (boxes for sizes 4, 6, 8, 9) or --latin (Long 2023)"
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", nargs="?", help=f"a board: {SYNTAX}")
-        parser.add_argument("--size", type=int, default=None, help="generate a puzzle of this size (3, 4, 5 or 9)")
+        parser.add_argument("--size", type=int, default=None,
+                            help="generate a puzzle of this size (1-9; e.g. 3, 4, 5, 9)")
         parser.add_argument("--puzzle-seed", dest="puzzle_seed", type=int, default=None,
                             help="seed of the generated puzzle (default: --seed)")
         parser.add_argument("--count", type=int, default=1, help="generate this many puzzles (seeds S, S+1, ...)")
         parser.add_argument("--blanks", type=int, default=None, help="blank cells of generated puzzles")
-        parser.add_argument("--boxes", action="store_true",
-                            help="also check boxes (sizes 4 and 9; on by default for generated 9x9)")
+        _add_rule_args(parser)
 
     def _boxes(self, args: argparse.Namespace) -> bool:
-        return bool(getattr(args, "boxes", False) or getattr(args, "size", None) == 9)
+        return not getattr(args, "latin", False)
 
     def puzzles(self, args: argparse.Namespace) -> list[tuple[str, str]]:
         if args.puzzle is not None and args.size is not None:
@@ -51,17 +51,29 @@ class SudokuPlugin:
     def add_verify_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", help=f"the puzzle: {SYNTAX}")
         parser.add_argument("board", help="the completed board, same syntax")
-        parser.add_argument("--boxes", action="store_true", help="also check boxes (sizes 4 and 9)")
+        _add_rule_args(parser)
 
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
-        task = Sudoku(boxes=args.boxes)
+        task = self.make_task(args)
         givens = task.givens(args.puzzle)
         parse_board(args.board, len(givens))  # malformed: ValueError, exit status 2
-        problem = task.verify_answer(args.puzzle, args.board)
-        if problem is not None:
-            return False, f"invalid: {problem.reason}"
-        rules = "rows, columns and boxes" if args.boxes else "rows and columns"
-        return True, f"valid: keeps every given and every digit appears once in all {rules}"
+        report = task.report_answer(args.puzzle, args.board)
+        return report.verified, "\n".join(report.lines())
+
+    def task_from_options(self, options: dict[str, object]) -> Sudoku:
+        """The task a trace's run header describes (``tot verify --trace``)."""
+        rules = options.get("rules", "standard")
+        if rules not in ("standard", "latin"):
+            raise ValueError(f"unknown Sudoku rule set {rules!r} in the trace; expected standard or latin")
+        return Sudoku(boxes=rules == "standard")
+
+
+def _add_rule_args(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_mutually_exclusive_group()
+    g.add_argument("--latin", action="store_true",
+                   help="Long (2023)'s Latin-square variant: rows and columns only (default: the standard "
+                        "rules, with boxes for sizes 4 (2x2), 6 (2x3), 8 (2x4) and 9 (3x3))")
+    g.add_argument("--boxes", action="store_true", help="the standard rules (the default; kept for old commands)")
 
 
 PLUGIN = SudokuPlugin()

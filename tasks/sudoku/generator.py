@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from verifiers.sudoku import Board, box_shape, count_solutions, format_board, solutions
+from verifiers.sudoku import Board, count_solutions, format_board, solutions, uses_boxes
 
-SIZES = (3, 4, 5, 9)
+SIZES = (3, 4, 5, 6, 8, 9)
 # Blanks per size when none is asked for: about half the board for Long's sizes, 45 for 9x9.
-DEFAULT_BLANKS = {3: 4, 4: 8, 5: 12, 9: 45}
+DEFAULT_BLANKS = {3: 4, 4: 8, 5: 12, 6: 18, 8: 32, 9: 45}
 _ATTEMPTS = 20
 
 
@@ -26,14 +26,13 @@ class Puzzle:
         return format_board(self.givens)
 
 
-def generate(size: int, seed: int, blanks: int | None = None, boxes: bool | None = None) -> Puzzle:
-    """A puzzle with ``blanks`` empty cells and a unique solution. The same arguments always give
-    the same puzzle. 9x9 puzzles have boxes unless ``boxes=False`` is asked for."""
+def generate(size: int, seed: int, blanks: int | None = None, boxes: bool = True) -> Puzzle:
+    """A puzzle with ``blanks`` empty cells and a unique solution under the rules (``boxes``: the
+    standard rules, boxes for sizes 4, 6, 8, 9; False: Latin square). The same arguments always
+    give the same puzzle."""
     if not 1 <= size <= 9:
         raise ValueError(f"size must be 1..9 (sizes {', '.join(map(str, SIZES))} are the usual ones); got {size}")
-    use_boxes = (size == 9) if boxes is None else boxes
-    if use_boxes:
-        box_shape(size)
+    use_boxes = uses_boxes(size, boxes)
     want = DEFAULT_BLANKS.get(size, size * size // 2) if blanks is None else blanks
     if not 0 <= want < size * size:
         raise ValueError(f"blanks must be 0..{size * size - 1} for a {size}x{size} board; got {want}")

@@ -25,7 +25,7 @@ def _cell(x: Any) -> int | None:
         s = x.strip()
         if s == "" or (len(s) == 1 and s in BLANKS):
             return 0
-        if len(s) == 1 and s.isdigit():
+        if len(s) == 1 and "0" <= s <= "9":  # ASCII only: int() also reads other scripts' digits
             return int(s)
     return None
 
@@ -59,8 +59,9 @@ def _int(x: Any) -> int | None:
         return None
     if isinstance(x, int):
         return x
-    if isinstance(x, str) and x.strip().isdigit():
-        return int(x.strip())
+    s = x.strip() if isinstance(x, str) else ""
+    if 0 < len(s) <= 2 and all("0" <= ch <= "9" for ch in s):  # ASCII only, as in verifiers.sudoku
+        return int(s)
     return None
 
 

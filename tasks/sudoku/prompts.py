@@ -8,7 +8,7 @@ from __future__ import annotations
 
 RULES = ("Fill the blanks (*) of a {n}x{n} board with digits 1 to {n} so that every row and every "
          "column holds each digit exactly once{boxes}. Rows are separated by |.")
-BOXES = ", and so does every {b}x{b} box"
+BOXES = ", and so does every {h}x{w} box"
 
 # One step: copy the board and fill one more cell. Examples of sizes 3 and 4.
 STEP_EXAMPLES = """Board: *2*|*32|*13

@@ -12,6 +12,7 @@ from solver.generators import Propose, Sample
 from solver.task import Thought
 from tasks.sudoku import prompts
 from tasks.sudoku.parse import extract_boards
+from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.sudoku import (
     Board,
     blanks,
@@ -20,9 +21,11 @@ from verifiers.sudoku import (
     completable,
     format_board,
     parse_board,
+    report_solution,
     rule_break,
+    rules_text,
     solutions,
-    verify_solution,
+    uses_boxes,
 )
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
@@ -40,18 +43,24 @@ class SudokuState:
 
 
 class Sudoku:
-    """The Sudoku task; ``boxes`` adds the box rule (square sizes only: 4, 9)."""
+    """The Sudoku task. ``boxes=True`` (default): the standard rules, with the boxes of sizes 4, 6,
+    8 and 9; ``boxes=False``: Long (2023)'s Latin-square variant, rows and columns only."""
 
     name = "sudoku"
     max_depth = 81  # each step fills at least one cell
 
-    def __init__(self, boxes: bool = False) -> None:
+    def __init__(self, boxes: bool = True) -> None:
         self.boxes = boxes
+
+    def options(self) -> dict[str, Any]:
+        """What rebuilds this task (recorded in traces): the rule set."""
+        return {"rules": "standard" if self.boxes else "latin"}
+
+    def rules(self, puzzle: str) -> str:
+        return rules_text(len(self.givens(puzzle)), self.boxes)
 
     def givens(self, puzzle: str) -> Board:
         board = parse_board(puzzle)
-        if self.boxes:
-            box_shape(len(board))
         problem = rule_break(board, self.boxes)
         if problem is not None:
             raise ValueError(f"the puzzle itself breaks a rule: {problem}")
@@ -90,14 +99,14 @@ class Sudoku:
     def _seen(self, board: Board, r: int, c: int) -> set[int]:
         """Digits already in the row, column (and box) of cell (r, c)."""
         seen = set(board[r]) | {row[c] for row in board}
-        if self.boxes:
+        if uses_boxes(len(board), self.boxes):
             bh, bw = box_shape(len(board))
             r0, c0 = r - r % bh, c - c % bw
             seen |= {board[i][j] for i in range(r0, r0 + bh) for j in range(c0, c0 + bw)}
         return seen
 
     def _rules(self, n: int) -> str:
-        boxes = prompts.BOXES.format(b=box_shape(n)[0]) if self.boxes else ""
+        boxes = prompts.BOXES.format(h=box_shape(n)[0], w=box_shape(n)[1]) if uses_boxes(n, self.boxes) else ""
         return prompts.RULES.format(n=n, boxes=boxes)
 
     def propose_prompt(self, state: SudokuState, chat: bool) -> str:
@@ -155,13 +164,23 @@ class Sudoku:
     def answer(self, state: SudokuState) -> str:
         return format_board(state.board)
 
-    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
+    def report_answer(self, puzzle: str, answer: str) -> AnswerReport:
+        """Every exact check of ``answer`` from the puzzle text alone, under this task's rules."""
         try:
             givens = self.givens(puzzle)
+        except ValueError as exc:
+            return AnswerReport("Sudoku (puzzle unreadable)", (Check("the puzzle is a valid board", False, str(exc)),))
+        try:
             board = parse_board(answer, len(givens))
         except ValueError as exc:
-            return Invalid(str(exc))
-        return verify_solution(givens, board, self.boxes)
+            n = len(givens)
+            return AnswerReport(rules_text(n, self.boxes),
+                                (Check(f"a {n}x{n} board of digits 1-{n}", False, str(exc)),))
+        return report_solution(givens, board, self.boxes)
+
+    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
+        report = self.report_answer(puzzle, answer)
+        return as_invalid(report)
 
     def restore(self, puzzle: str, description: str) -> SudokuState:
         """The state ``describe`` wrote (for ``tot audit``); how it was reached is not kept."""

@@ -6,9 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from solver.inputs import read_text
 from tasks.writing.data import default_data, load_lines
 from tasks.writing.task import DECOMPOSITIONS, Writing
-from verifiers.writing import check_passage, split_sentences
+from verifiers.writing import split_sentences
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -49,27 +50,30 @@ class WritingPlugin:
         parser.add_argument("passage", help="a text file with the passage (- reads standard input)")
 
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
-        sentences = split_sentences(args.puzzle)
+        split_sentences(args.puzzle)  # malformed input: ValueError, exit status 2
         passage = read_passage(args.passage)
-        problem = check_passage(sentences, passage)
-        if problem is not None:
-            return False, f"invalid: {problem.reason}"
-        return True, "valid: four paragraphs, each ending with its sentence in order"
+        report = Writing().report_answer(args.puzzle, passage)
+        return report.verified, "\n".join(report.lines())
+
+    def task_from_options(self, options: dict[str, object]) -> Writing:
+        """The task a trace's run header describes (``tot verify --trace``)."""
+        decomposition = options.get("decomposition", "plan")
+        if decomposition not in DECOMPOSITIONS:
+            raise ValueError(f"unknown writing decomposition {decomposition!r} in the trace")
+        return Writing(decomposition)  # type: ignore[arg-type]
 
 
 def read_passage(name: str) -> str:
-    """The passage text from a file (or stdin for ``-``); ValueError with a one-line reason."""
+    """The passage text from a regular file of at most MAX_FILE_BYTES, or piped on standard input
+    for ``-``; ValueError with a one-line reason (a terminal, FIFO or device is not read)."""
     if name == "-":
-        return sys.stdin.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES + 1]
-    p = Path(name)
-    if not p.exists() or p.is_dir():
-        raise ValueError(f"no such passage file: {name}")
-    if p.stat().st_size > MAX_FILE_BYTES:
-        raise ValueError(f"{name} is larger than {MAX_FILE_BYTES} bytes")
-    try:
-        return p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{name} is not UTF-8 text") from None
+        if sys.stdin is None or sys.stdin.isatty():
+            raise ValueError("'-' reads the passage piped on standard input; standard input is a terminal")
+        text = sys.stdin.read(MAX_FILE_BYTES + 1)
+        if len(text) > MAX_FILE_BYTES:
+            raise ValueError(f"the passage on standard input is larger than {MAX_FILE_BYTES} characters")
+        return text
+    return read_text(name, "passage file", MAX_FILE_BYTES)
 
 
 PLUGIN = WritingPlugin()

@@ -19,8 +19,17 @@ from solver.evaluators import Value, Vote
 from solver.generators import Propose, Sample
 from solver.task import Thought
 from tasks.writing import prompts
+from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
-from verifiers.writing import check_passage, ending_problem, paragraphs, split_sentences
+from verifiers.writing import (
+    MAX_PASSAGE_CHARS,
+    check_passage,
+    ending_problem,
+    paragraphs,
+    report_passage,
+    split_sentences,
+)
+from verifiers.writing import RULES as WRITING_RULES
 
 Decomposition = Literal["plan", "paragraphs"]
 DECOMPOSITIONS: tuple[str, ...] = ("plan", "paragraphs")
@@ -107,7 +116,13 @@ class Writing:
         if why is not None:
             return Invalid(f"paragraph {i + 1} must end with sentence {i + 1}: {why}")
         nxt = dataclasses.replace(state, paragraphs=state.paragraphs + (text,))
-        return Solved(nxt) if i + 1 == len(state.sentences) else Valid(nxt)
+        if len(nxt.text()) > MAX_PASSAGE_CHARS:
+            return Invalid(f"the passage would be {len(nxt.text())} characters; at most {MAX_PASSAGE_CHARS}")
+        if i + 1 < len(state.sentences):
+            return Valid(nxt)
+        # The last paragraph: the gate's Solved is the final answer check itself.
+        problem = check_passage(state.sentences, nxt.text())
+        return Invalid(problem.reason) if problem is not None else Solved(nxt)
 
     def apply_unchecked(self, state: WritingState, thought: Thought) -> Verdict[WritingState]:
         """The paper's unchecked behaviour (gate ablation): take the model's text as written."""
@@ -131,13 +146,24 @@ class Writing:
     def answer(self, state: WritingState) -> str:
         return state.text()
 
-    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
+    def options(self) -> dict[str, Any]:
+        """What rebuilds this task (recorded in traces): the decomposition."""
+        return {"decomposition": self.decomposition}
+
+    def rules(self, puzzle: str) -> str:
+        return WRITING_RULES.format(n=len(split_sentences(puzzle)))
+
+    def report_answer(self, puzzle: str, answer: str) -> AnswerReport:
+        """Every exact check of a passage from the puzzle text alone."""
         try:
             sentences = split_sentences(puzzle)
         except ValueError as exc:
-            return Invalid(str(exc))
-        problem = check_passage(sentences, answer)
-        return Invalid(problem.reason) if problem is not None else None
+            return AnswerReport(WRITING_RULES.format(n=4), (Check("the input holds four sentences", False, str(exc)),))
+        return report_passage(sentences, answer)
+
+    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
+        report = self.report_answer(puzzle, answer)
+        return as_invalid(report)
 
     def describe(self, state: WritingState) -> str:
         if state.passage is not None:
