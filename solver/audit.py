@@ -30,16 +30,15 @@ from typing import Any, Callable, Iterable, Sequence
 
 from solver.plugins import TaskPlugin
 from solver.stats import Proportion
-from solver.task import Restorable, ValueScale
+from solver.task import ValueScale
 from solver.trace import read_trace
+from solver.truth import JUDGED_CUTS, Oracle, default_task, is_false_prune, make_oracle, state_truth
 
 SCHEMA = "tot-audit/1"
 CUT_KINDS = ("pruned", "beam", "other")
 _OTHER_CUTS = ("depth", "children")
 _MAX_SCORE_CLASSES = 8  # more distinct raw scores than this are binned into quartiles
 LOG_IMPORTERS = "tot.log_importers"  # entry-point group: task name -> importer of foreign logs
-
-Oracle = Callable[[str, str], bool]  # (puzzle, state description) -> solvable
 
 
 # ---- reading traces --------------------------------------------------------------------------
@@ -205,31 +204,6 @@ def score_classes(scores: Sequence[float | None]) -> list[str]:
 
 # ---- ground truth ----------------------------------------------------------------------------
 
-def default_task(plugin: TaskPlugin) -> Any:
-    """The task a plugin makes with every ``tot solve TASK`` option at its default."""
-    parser = argparse.ArgumentParser(add_help=False)
-    plugin.add_solve_args(parser)
-    # argparse keeps no public list of its options; _actions is stable across Python versions.
-    defaults = {a.dest: a.default for a in parser._actions if a.dest != argparse.SUPPRESS}
-    return plugin.make_task(argparse.Namespace(**defaults))
-
-
-def make_oracle(task: Any) -> Oracle | str:
-    """A memoised (puzzle, description) -> solvable judge, or the reason there is none."""
-    if not isinstance(task, Restorable):
-        return f"task {task.name!r} has no restore(puzzle, description); its states cannot be rebuilt"
-    memo: dict[tuple[str, str], bool] = {}
-    full: Any = task  # a Task that is also Restorable
-
-    def judge(puzzle: str, description: str) -> bool:
-        key = (puzzle, description)
-        if key not in memo:
-            memo[key] = bool(full.oracle(full.restore(puzzle, description)))
-        return memo[key]
-
-    return judge
-
-
 def truths(run: Run, judge: Oracle) -> tuple[bool, dict[int, str]]:
     """(root solvable, node id -> solvable | unsolvable | invalid | unknown)."""
     out: dict[int, str] = {}
@@ -238,19 +212,9 @@ def truths(run: Run, judge: Oracle) -> tuple[bool, dict[int, str]]:
         if nd.id in out:
             return out[nd.id]
         parent = run.nodes.get(nd.parent) if nd.parent is not None else None
-        if nd.verdict in ("invalid", "unchecked") or (nd.verdict != "solved" and parent is not None
-                                                     and parent is not nd and truth(parent) == "invalid"):
-            res = "invalid"
-        elif nd.state is None:
-            # A solved state without its text (e.g. an imported answer): it passed the exact answer check.
-            res = "solvable" if nd.verdict == "solved" else "unknown"
-        else:
-            try:
-                res = "solvable" if judge(run.puzzle, nd.state) else "unsolvable"
-            except ValueError:
-                res = "unknown"
-        out[nd.id] = res
-        return res
+        ptruth = truth(parent) if parent is not None and parent is not nd else None
+        out[nd.id] = state_truth(nd.verdict, nd.state, ptruth, judge, run.puzzle)
+        return out[nd.id]
 
     for nd in run.nodes.values():
         truth(nd)
@@ -271,9 +235,14 @@ class Tally:
     ties: Counter[str] = field(default_factory=Counter)  # truth -> beam cuts decided by order
     classes: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # class -> truth
     class_cuts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    judged_cuts: Counter[str] = field(default_factory=Counter)  # truth -> cut by a judgement
+    false_prunes: int = 0  # solvable states cut by a judgement (solver.truth.is_false_prune)
 
     def add(self, truth: str, fate: str, tie: bool, klass: str) -> None:
         self.evaluated += 1
+        self.false_prunes += is_false_prune(truth == "solvable", fate)
+        if fate in JUDGED_CUTS:
+            self.judged_cuts[truth] += 1
         self.truth[truth] += 1
         self.classes[klass][truth] += 1
         if fate == "kept":
@@ -287,8 +256,6 @@ class Tally:
 
     def as_dict(self) -> dict[str, Any]:
         solv, unsolv = self.truth["solvable"], self.truth["unsolvable"]
-        cut_solv = sum(self.cuts[k]["solvable"] for k in CUT_KINDS)
-        cut_unsolv = sum(self.cuts[k]["unsolvable"] for k in CUT_KINDS)
         classes = {}
         for klass in sorted(self.classes, key=_class_order):
             c, cc = self.classes[klass], self.class_cuts[klass]
@@ -306,11 +273,12 @@ class Tally:
                         "invalid": self.cuts[k]["invalid"]} for k in CUT_KINDS},
             "beam_ties": {"solvable": self.ties["solvable"], "unsolvable": self.ties["unsolvable"],
                           "invalid": self.ties["invalid"]},
-            "false_prune": Proportion(cut_solv, solv).as_dict(),
+            "false_prune": Proportion(self.false_prunes, solv).as_dict(),
+            "cut_other_solvable": Proportion(self.cuts["other"]["solvable"], solv).as_dict(),
             "false_prune_pruned": Proportion(self.cuts["pruned"]["solvable"], solv).as_dict(),
             "false_prune_beam": Proportion(self.cuts["beam"]["solvable"], solv).as_dict(),
             "false_prune_beam_tie": Proportion(self.ties["solvable"], solv).as_dict(),
-            "true_prune": Proportion(cut_unsolv, unsolv).as_dict(),
+            "true_prune": Proportion(self.judged_cuts["unsolvable"], unsolv).as_dict(),
             "classes": classes,
         }
 

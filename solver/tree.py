@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from solver.truth import JUDGED_CUTS, is_false_prune
+
 # What finally happened to a node, from the search's point of view.
 FATES: dict[str, str] = {
     "root": "the puzzle",
@@ -32,9 +34,9 @@ FATES: dict[str, str] = {
     "rejected": "rejected by the exact checker",
     "unexplored": "generated, but the search ended before deciding",
 }
-# Fates where the evaluator's judgement removed a state from the search: a solvable state with one
-# of these is a false prune. Duplicates and depth/children caps are structural, not judgements.
-PRUNED_FATES = frozenset({"pruned", "beam"})
+# Fates where the evaluator's judgement removed a state from the search (solver/truth.py holds the
+# one definition of a false prune, shared with tot audit).
+PRUNED_FATES = JUDGED_CUTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +67,7 @@ class TreeNode:
 
     @property
     def false_prune(self) -> bool:
-        return self.solvable is True and self.fate in PRUNED_FATES
+        return is_false_prune(self.solvable, self.fate)
 
 
 @dataclass(frozen=True, slots=True)
