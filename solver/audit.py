@@ -171,6 +171,9 @@ def judgement_class(evaluator: str, score: float | None, detail: Any,
             return str(detail["class"])
         if "error" in detail:
             return "error"
+        if isinstance(detail.get("labels"), dict):  # crossword clue judge: label per open clue
+            found = set(detail["labels"].values())
+            return next((lab for lab in ("impossible", "maybe", "sure") if lab in found), "none")
         if isinstance(detail.get("labels"), list):
             present = [lab for lab in detail["labels"] if isinstance(lab, str)]
             if not present:
@@ -324,6 +327,28 @@ def _lost_step(run: Run, truth: dict[int, str]) -> Lost:
     return Lost(run.puzzle, None, "other")
 
 
+def _last_solvable_step(run: Run, truth: dict[int, str]) -> int | None:
+    """The last step (0-based, in the log's visiting order) whose state was still solvable."""
+    steps = [nd.id - 1 for nd in run.nodes.values() if nd is not run.root and truth.get(nd.id) == "solvable"]
+    return max(steps) if steps else None
+
+
+def _dfs_lost(run: Run, truth: dict[int, str], game: dict[str, Any]) -> Lost:
+    """Where an imported DFS game lost its last consistent state (node ids are steps + 1)."""
+    last = game.get("last_consistent_step")
+    if last is None:
+        return Lost(f"puzzle {game.get('puzzle')}", 0, "no visited state agreed with the answer")
+    nd = run.nodes.get(last + 1)
+    fate = nd.fate if nd is not None else "?"
+    why = {"pruned": "judged impossible and pruned", "kept": "expanded, but no logged child agreed"}.get(fate, fate)
+    later = int(game.get("steps", 0)) - last - 1
+    cause = (f"last consistent state {why}; the {later} later states all disagree" if later
+             else "the last logged state was still consistent")
+    if run.stopped_by:
+        cause += f"; the {run.stopped_by} budget ran out"
+    return Lost(f"puzzle {game.get('puzzle')}", last, cause)
+
+
 @dataclass(slots=True)
 class Group:
     """Runs of one source with the same task and search settings."""
@@ -365,6 +390,7 @@ def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
     records: list[tuple[Run, NodeRec, str]] = []
     solvable_roots = answered = correct = 0
     lost: list[Lost] = []
+    games: list[dict[str, Any]] = []
     for run in group.runs:
         root_ok, truth = truths(run, judge)
         solvable_roots += root_ok
@@ -372,9 +398,14 @@ def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
         # An accepted answer counts only when the oracle agrees: a task's answer check may be
         # weaker than its ground truth (a crossword grid can be consistent yet not the answer).
         right = any(truth.get(n) == "solvable" for n in run.answers)
+        game = run.meta.get("log_game")
+        if isinstance(game, dict):  # an imported DFS log: no answer is chosen, a solved board counts
+            right = game.get("solved_step") is not None
+            game["last_consistent_step"] = _last_solvable_step(run, truth)
+            games.append(game)
         correct += right
         if root_ok and not right:
-            lost.append(lost_step(run, truth))
+            lost.append(_dfs_lost(run, truth, game) if isinstance(game, dict) else lost_step(run, truth))
         records.extend((run, nd, truth[nd.id]) for nd in run.nodes.values() if nd.scored and nd is not run.root)
     evaluator = str(group.meta.get("evaluator") or "")
     named = [judgement_class(evaluator, nd.score, nd.detail) for _, nd, _ in records]
@@ -409,6 +440,11 @@ def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
         "depths": depths,
         "score_bins": bins.as_dict()["classes"],
     })
+    imp = depths["all"]["classes"].get("impossible")
+    if imp is not None:  # how often a state judged impossible really was unsolvable
+        out["impossible_right"] = Proportion(imp["unsolvable"], imp["solvable"] + imp["unsolvable"]).as_dict()
+    if games:
+        out["games"] = games
     merged: dict[str, Any] = {}
     for e in extra:
         for k, v in e.items():
@@ -427,6 +463,28 @@ def log_importer(task: str) -> Callable[[str], list[dict[str, Any]]]:
             return ep.load()  # type: ignore[no-any-return]
     known = ", ".join(sorted(ep.name for ep in entry_points(group=LOG_IMPORTERS))) or "none"
     raise ValueError(f"no importer of official logs for task {task!r} (have: {known})")
+
+
+MAX_LOG_BYTES = 64 * 1024 * 1024
+
+
+def detect_log_task(path: str) -> str:
+    """The task of an official ToT log, from its shape: a list of puzzle entries with ``steps``
+    (Game of 24 BFS) or a list of games that are lists of steps with ``actions`` (crosswords DFS)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"no such log file: {path}")
+    if p.stat().st_size > MAX_LOG_BYTES:
+        raise ValueError(f"{path} is larger than {MAX_LOG_BYTES // (1024 * 1024)} MiB")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        raise ValueError(f"{path} is not a JSON file") from None
+    if isinstance(data, list) and data and all(isinstance(g, list) for g in data):
+        return "crosswords"
+    if isinstance(data, list) and data and all(isinstance(e, dict) and "steps" in e for e in data):
+        return "game24"
+    raise ValueError(f"{path}: not a log of the official ToT code I know (give --task)")
 
 
 def audit(sources: Sequence[tuple[str, list[dict[str, Any]]]], plugins: dict[str, TaskPlugin]) -> dict[str, Any]:
@@ -511,8 +569,21 @@ def _lost_line(g: dict[str, Any]) -> str:
     return f"lost puzzles {_pct(g['lost_rate'])}: {items}"
 
 
+def _game_rows(g: dict[str, Any]) -> list[list[str]]:
+    rows = [["puzzle", "steps", "solved at step", "last consistent step", "best letters", "best words",
+             "logged best r_letter", "logged best r_word", "mismatches"]]
+    for x in g["games"]:
+        rows.append([str(x["puzzle"]), str(x["steps"]), "-" if x["solved_step"] is None else str(x["solved_step"]),
+                     "-" if x.get("last_consistent_step") is None else str(x["last_consistent_step"]),
+                     f"{x['best_letters']}/25", f"{x['best_words']}/10", f"{x['logged_best_letters']:g}",
+                     f"{x['logged_best_words']:g}", str(len(x["mismatches"]))])
+    return rows
+
+
 def _extra_lines(g: dict[str, Any]) -> list[str]:
     out = []
+    if g.get("impossible_right"):
+        out.append(f"judged impossible and really unsolvable: {_pct(g['impossible_right'])}")
     inv = g["invalid_states"]
     if inv["count"]:
         kinds = ", ".join(f"{k} {v}" for k, v in inv["by_kind"].items())
@@ -551,6 +622,8 @@ def render(report: dict[str, Any], markdown: bool = False) -> str:
         parts.append(table(_class_rows(g)))
         if list(g["score_bins"]) != list(g["depths"]["all"]["classes"]):
             parts.append(table(_bin_rows(g)))
+        if g.get("games"):
+            parts.append(table(_game_rows(g)))
         parts.extend(_extra_lines(g) + [_lost_line(g)])
     return "\n\n".join(parts) + "\n"
 
@@ -561,8 +634,10 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
     p = subparsers.add_parser("audit", help="false-prune rates of the evaluator against exact ground truth")
     p.add_argument("traces", nargs="*", metavar="TRACE", help="trace files from tot solve / tot bench")
     p.add_argument("--tot-log", action="append", default=[], metavar="FILE",
-                   help="a Game-of-24 BFS log of the official ToT code (princeton-nlp/tree-of-thought-llm)")
-    p.add_argument("--tot-log-task", default="game24", help="task of the --tot-log files (default game24)")
+                   help="a log of the official ToT code (princeton-nlp/tree-of-thought-llm): a Game-of-24 "
+                        "BFS log or a crossword DFS log (logs/crosswords/infoss_dfs_*.json)")
+    p.add_argument("--task", "--tot-log-task", dest="tot_log_task", default=None,
+                   help="task of the --tot-log files (default: detected from the content)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--markdown", metavar="FILE", default=None, help="also write the report as Markdown")
 
@@ -578,10 +653,9 @@ def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
         if not any(ev.get("event") == "root" for ev in events):
             raise ValueError(f"{path} holds no search (no 'root' event); is it a trace from tot solve?")
         sources.append((path, events))
-    if args.tot_log:
-        importer = log_importer(args.tot_log_task)
-        for path in args.tot_log:
-            sources.append((path, importer(path)))
+    for path in args.tot_log:
+        task = args.tot_log_task or detect_log_task(path)
+        sources.append((path, log_importer(task)(path)))
     report = audit(sources, plugins)
     if args.markdown:
         Path(args.markdown).write_text(render(report, markdown=True), encoding="utf-8")
