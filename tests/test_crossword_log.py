@@ -25,7 +25,7 @@ def _board(actions: list[str]) -> list[str]:
         slot, word = a.split(". ")
         k = int(slot[1]) - 1
         idx = [k * 5 + j for j in range(5)] if slot[0] == "h" else [j * 5 + k for j in range(5)]
-        for i, ch in zip(idx, word.upper()):
+        for i, ch in zip(idx, word.upper(), strict=False):
             cells[i] = ch
     return cells
 
@@ -44,7 +44,7 @@ def _reference() -> dict[str, int]:
         solved = False
         for step in game:
             cells = _board(step["actions"])
-            ok = all(c == "_" or c == a for c, a in zip(cells, answer))
+            ok = all(c == "_" or c == a for c, a in zip(cells, answer, strict=False))
             imp = step["count"]["impossible"] > 0
             ref["steps"] += 1
             ref["agree"] += ok
@@ -52,7 +52,7 @@ def _reference() -> dict[str, int]:
             ref["false_prunes"] += ok and imp
             ref["impossible_unsolvable"] += imp and not ok
             solved |= "".join(cells) == answer
-            letters = sum(c == a for c, a in zip(cells, answer))
+            letters = sum(c == a for c, a in zip(cells, answer, strict=False))
             ref["letters_logged_equal"] += abs(step["info"]["r_letter"] - letters / 25) < 1e-9
             ref["words_logged_equal"] += abs(step["info"]["r_word"] - _words_right(cells, answer) / 10) < 1e-9
         ref["solved_games"] += solved
