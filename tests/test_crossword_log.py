@@ -106,7 +106,7 @@ def test_a_log_without_pruning_expands_impossible_states(tmp_path: Path, capsys:
 
 
 @needs_data
-def test_a_word_that_breaks_a_crossing_is_refused_by_the_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_word_breaking_a_crossing_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     game = [{"total_step": 0, "env_step": 1, "actions": ["h2. motor"], "info": {}, "count": {}},
             {"total_step": 1, "env_step": 2, "actions": ["h2. motor", "v1. xxxxx"], "info": {}, "count": {}}]
     path = tmp_path / "bad_word.json"
