@@ -28,6 +28,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from solver.counterfactual import Policy, parse_policies, replay, summarize
 from solver.plugins import TaskPlugin
 from solver.stats import Proportion
 from solver.task import ValueScale
@@ -108,7 +109,7 @@ def _node(run: Run, ev: dict[str, Any]) -> NodeRec | None:
 def _apply(run: Run, ev: dict[str, Any]) -> None:
     kind = ev.get("event")
     if kind == "search":
-        for key in ("method", "generator", "evaluator"):
+        for key in ("method", "generator", "evaluator", "breadth", "depth", "prune_below"):
             run.meta.setdefault(key, ev.get(key))
     elif kind == "root":
         nd = _node(run, ev)
@@ -377,7 +378,7 @@ def group_runs(source: str, runs: Iterable[Run]) -> list[Group]:
     return list(groups.values())
 
 
-def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
+def audit_group(group: Group, judge: Oracle | str, policies: Sequence[Policy] = ()) -> dict[str, Any]:
     """The JSON object of one group (keys documented in the README)."""
     out: dict[str, Any] = {"source": group.source, **group.meta, "runs": len(group.runs)}
     extra = [dict(r.meta.get("audit") or {}) for r in group.runs]
@@ -391,6 +392,7 @@ def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
     solvable_roots = answered = correct = 0
     lost: list[Lost] = []
     games: list[dict[str, Any]] = []
+    replays: dict[str, list[tuple[bool, bool, int, Any]]] = {p.name: [] for p in policies}
     for run in group.runs:
         root_ok, truth = truths(run, judge)
         solvable_roots += root_ok
@@ -404,6 +406,9 @@ def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
             game["last_consistent_step"] = _last_solvable_step(run, truth)
             games.append(game)
         correct += right
+        scored = sum(nd.scored for nd in run.nodes.values() if nd is not run.root)
+        for pol in policies:
+            replays[pol.name].append((root_ok, right, scored, replay(run, truth, pol)))
         if root_ok and not right:
             lost.append(_dfs_lost(run, truth, game) if isinstance(game, dict) else lost_step(run, truth))
         records.extend((run, nd, truth[nd.id]) for nd in run.nodes.values() if nd.scored and nd is not run.root)
@@ -445,6 +450,8 @@ def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
         out["impossible_right"] = Proportion(imp["unsolvable"], imp["solvable"] + imp["unsolvable"]).as_dict()
     if games:
         out["games"] = games
+    if policies:
+        out["counterfactual"] = {name: summarize(rows) for name, rows in replays.items()}
     merged: dict[str, Any] = {}
     for e in extra:
         for k, v in e.items():
@@ -487,7 +494,8 @@ def detect_log_task(path: str) -> str:
     raise ValueError(f"{path}: not a log of the official ToT code I know (give --task)")
 
 
-def audit(sources: Sequence[tuple[str, list[dict[str, Any]]]], plugins: dict[str, TaskPlugin]) -> dict[str, Any]:
+def audit(sources: Sequence[tuple[str, list[dict[str, Any]]]], plugins: dict[str, TaskPlugin],
+          policies: Sequence[Policy] = ()) -> dict[str, Any]:
     """Audit (label, events) sources; the result is the ``--json`` object."""
     judges: dict[str, Oracle | str] = {}
     groups_out = []
@@ -497,7 +505,7 @@ def audit(sources: Sequence[tuple[str, list[dict[str, Any]]]], plugins: dict[str
                 plugin = plugins.get(group.task)
                 judges[group.task] = (make_oracle(default_task(plugin)) if plugin is not None
                                       else f"no installed task named {group.task!r}")
-            groups_out.append(audit_group(group, judges[group.task]))
+            groups_out.append(audit_group(group, judges[group.task], policies))
     return {"schema": SCHEMA, "groups": groups_out}
 
 
@@ -580,6 +588,17 @@ def _game_rows(g: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _counterfactual_rows(g: dict[str, Any]) -> list[list[str]]:
+    rows = [["replay", "runs", "solved (run)", "solved (replay)", "lost by the run", "now solved", "now kept",
+             "undecidable from the log", "states scored (run)", "states scored (replay)", "extra"]]
+    for name, c in g["counterfactual"].items():
+        rows.append([name, str(c["runs"]), str(c["run_solved"]), str(c["solved"]), str(c["run_lost"]),
+                     str(c["lost_now_solved"]), str(c["lost_now_kept"]),
+                     f"{c['lost_undecidable']} of the lost ({c['undecidable']} in all)", str(c["run_cost"]),
+                     str(c["cost"]), f"{c['extra_cost']:+d}"])
+    return rows
+
+
 def _extra_lines(g: dict[str, Any]) -> list[str]:
     out = []
     if g.get("impossible_right"):
@@ -624,6 +643,8 @@ def render(report: dict[str, Any], markdown: bool = False) -> str:
             parts.append(table(_bin_rows(g)))
         if g.get("games"):
             parts.append(table(_game_rows(g)))
+        if g.get("counterfactual"):
+            parts.append(table(_counterfactual_rows(g)))
         parts.extend(_extra_lines(g) + [_lost_line(g)])
     return "\n\n".join(parts) + "\n"
 
@@ -638,6 +659,9 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
                         "BFS log or a crossword DFS log (logs/crosswords/infoss_dfs_*.json)")
     p.add_argument("--task", "--tot-log-task", dest="tot_log_task", default=None,
                    help="task of the --tot-log files (default: detected from the content)")
+    p.add_argument("--counterfactual", default=None, metavar="POLICIES",
+                   help="replay the recorded candidates under other policies: original, oracle, ties=reverse, "
+                        "beam=N (comma-separated; + combines, e.g. oracle+beam=10)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--markdown", metavar="FILE", default=None, help="also write the report as Markdown")
 
@@ -656,7 +680,8 @@ def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
     for path in args.tot_log:
         task = args.tot_log_task or detect_log_task(path)
         sources.append((path, log_importer(task)(path)))
-    report = audit(sources, plugins)
+    policies = parse_policies(args.counterfactual) if args.counterfactual is not None else []
+    report = audit(sources, plugins, policies)
     if args.markdown:
         Path(args.markdown).write_text(render(report, markdown=True), encoding="utf-8")
     if args.json:

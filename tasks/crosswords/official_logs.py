@@ -139,7 +139,10 @@ def game_events(game: list[Any], puzzle: Puzzle, index: int, prune: bool) -> lis
             events.append({"event": "verdict", "node": nid, "verdict": "invalid", "kind": refused, "reason": refused})
         else:
             assert grid is not None
-            events.append({"event": "verdict", "node": nid, "verdict": "valid", "state": grid.cells})
+            # A complete grid that passed the gate is "solved" for the gate, as in our own task;
+            # whether it is the answer is the oracle's call.
+            verdict = "solved" if grid.is_full() else "valid"
+            events.append({"event": "verdict", "node": nid, "verdict": verdict, "state": grid.cells})
             _rescore(grid, answer, info, i, tally, summary)
         klass = judgement(count)
         tally["judged_impossible"] += klass == "impossible"
