@@ -288,7 +288,7 @@ class Tally:
 
 
 def _class_order(klass: str) -> tuple[int, str]:
-    rank = {"sure": 0, "likely": 1, "impossible": 2, "none": 3, "error": 4, "1": 0, "0": 1}
+    rank = {"sure": 0, "likely": 1, "maybe": 1, "impossible": 2, "none": 3, "error": 4, "1": 0, "0": 1}
     return rank.get(klass, 5), klass
 
 
@@ -683,7 +683,17 @@ def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
     policies = parse_policies(args.counterfactual) if args.counterfactual is not None else []
     report = audit(sources, plugins, policies)
     if args.markdown:
-        Path(args.markdown).write_text(render(report, markdown=True), encoding="utf-8")
+        md = Path(args.markdown)
+        if md.exists() and not md.is_file():
+            raise ValueError(f"--markdown {md}: not a regular file")
+        md.parent.mkdir(parents=True, exist_ok=True)
+        from solver.audit_plots import write_plots  # matplotlib only when plots are asked for
+
+        plots = write_plots(report, md)
+        text = render(report, markdown=True)
+        if plots:
+            text += "\n## Plots\n\n" + "\n".join(f"![{t}]({p.name})" for t, p in plots) + "\n"
+        md.write_text(text, encoding="utf-8")
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))
     else:

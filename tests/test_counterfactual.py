@@ -146,3 +146,20 @@ def test_cli_flag_and_bad_policies(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["audit", str(path), "--counterfactual", "psychic"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(line.startswith("tot: error:") for line in err)
+
+
+def test_markdown_writes_readable_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_audit import _bfs_trace
+
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in _bfs_trace()))
+    md = tmp_path / "out" / "audit.md"
+    assert main(["audit", str(path), "--markdown", str(md)]) == 0
+    pngs = sorted(md.parent.glob("audit_*.png"))
+    names = [p.name for p in pngs]
+    assert any(n.startswith("audit_reliability_") for n in names)
+    assert any(n.startswith("audit_false_prune_by_depth_") for n in names)
+    for p in pngs:
+        data = p.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+        assert f"]({p.name})" in md.read_text()
