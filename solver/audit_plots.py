@@ -20,7 +20,8 @@ def _slug(g: dict[str, Any], index: int) -> str:
 
 
 def _errorbars(points: list[dict[str, Any]]) -> tuple[list[float], list[list[float]]]:
-    ys, err = [], [[], []]
+    ys: list[float] = []
+    err: list[list[float]] = [[], []]
     for p in points:
         y = float(p["rate"])
         ys.append(y)
