@@ -73,6 +73,7 @@ class Run:
     stopped_by: str | None = None
     ended: bool = False  # False: the trace stops before the search did (a killed run)
     rejected: Counter[str] = field(default_factory=Counter)  # gate refusals that made no node
+    probes: dict[tuple[Any, str], NodeRec] = field(default_factory=dict)  # scored before becoming nodes
 
     @property
     def task(self) -> str:
@@ -127,7 +128,7 @@ def _apply(run: Run, ev: dict[str, Any]) -> None:
             return
         nd.verdict, nd.state, nd.kind = ev.get("verdict"), ev.get("state"), ev.get("kind")
     elif kind == "score":
-        nd = _node(run, ev)
+        nd = _node(run, ev) if isinstance(ev.get("node"), int) else _probe(run, ev)
         if nd is not None:
             nd.scored, nd.score, nd.detail = True, _num(ev.get("score")), ev.get("detail")
     elif kind == "keep":
@@ -135,7 +136,7 @@ def _apply(run: Run, ev: dict[str, Any]) -> None:
         if nd is not None:
             nd.fate = "kept"
     elif kind == "cut":
-        nd = _node(run, ev)
+        nd = _node(run, ev) if isinstance(ev.get("node"), int) else run.probes.get(_probe_key(ev))
         if nd is not None:
             nd.fate, nd.tie = str(ev.get("why") or "other"), bool(ev.get("tie"))
     elif kind == "answer":
@@ -145,6 +146,22 @@ def _apply(run: Run, ev: dict[str, Any]) -> None:
                 run.answers.append(ev["node"])
     elif kind == "end":
         run.stopped_by, run.ended = ev.get("stopped_by"), True
+
+
+def _probe_key(ev: dict[str, Any]) -> tuple[Any, str]:
+    return ev.get("parent"), str(ev.get("thought"))
+
+
+def _probe(run: Run, ev: dict[str, Any]) -> NodeRec | None:
+    """A thought scored before it became a node (Long's controller ranks proposals first): a
+    node of its own, with a negative id, judged by the state the score event carries."""
+    parent = run.nodes.get(ev["parent"]) if isinstance(ev.get("parent"), int) else None
+    if parent is None or not isinstance(ev.get("state"), str):
+        return None
+    nd = NodeRec(-(len(run.probes) + 1), parent.depth + 1, parent.id, ev["state"], "valid", fate="kept")
+    run.nodes[nd.id] = nd
+    run.probes[_probe_key(ev)] = nd
+    return nd
 
 
 def _num(x: Any) -> float | None:
@@ -407,8 +424,9 @@ def audit_group(group: Group, judge: Oracle | str, policies: Sequence[Policy] = 
             games.append(game)
         correct += right
         scored = sum(nd.scored for nd in run.nodes.values() if nd is not run.root)
-        for pol in policies:
-            replays[pol.name].append((root_ok, right, scored, replay(run, truth, pol)))
+        if str(run.meta.get("method", "")).startswith(("tot-bfs", "tot-dfs")):
+            for pol in policies:
+                replays[pol.name].append((root_ok, right, scored, replay(run, truth, pol)))
         if root_ok and not right:
             lost.append(_dfs_lost(run, truth, game) if isinstance(game, dict) else lost_step(run, truth))
         records.extend((run, nd, truth[nd.id]) for nd in run.nodes.values() if nd.scored and nd is not run.root)
@@ -450,8 +468,10 @@ def audit_group(group: Group, judge: Oracle | str, policies: Sequence[Policy] = 
         out["impossible_right"] = Proportion(imp["unsolvable"], imp["solvable"] + imp["unsolvable"]).as_dict()
     if games:
         out["games"] = games
-    if policies:
+    if policies and any(replays.values()):
         out["counterfactual"] = {name: summarize(rows) for name, rows in replays.items()}
+    elif policies:
+        out["counterfactual_unsupported"] = "replays cover tot-bfs and tot-dfs runs only"
     merged: dict[str, Any] = {}
     for e in extra:
         for k, v in e.items():
@@ -631,8 +651,8 @@ def _md(rows: list[list[str]]) -> str:
 def render(report: dict[str, Any], markdown: bool = False) -> str:
     table = _md if markdown else _table
     parts = ["# Evaluator audit" if markdown else "Evaluator audit",
-             "false-prune = solvable states cut / solvable states evaluated; "
-             "intervals are 95% Wilson.", table(_summary_rows(report))]
+             "false-prune = solvable states cut by a judgement (pruned or beam) / solvable states "
+             "evaluated; other = cut by depth or child limits; intervals are 95% Wilson.", table(_summary_rows(report))]
     for g in report["groups"]:
         if "unsupported" in g:
             continue

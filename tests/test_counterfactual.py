@@ -163,3 +163,24 @@ def test_markdown_writes_readable_plots(tmp_path: Path, capsys: pytest.CaptureFi
         data = p.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
         assert f"]({p.name})" in md.read_text()
+
+
+def test_thoughts_scored_before_they_are_nodes_are_audited() -> None:
+    """Long's controller scores proposals before a round makes them nodes: the score event
+    carries the state, so the audit judges it (Sudoku 3x3, solution 321|132|213)."""
+    events = [
+        {"event": "start", "task": "sudoku", "puzzle": "*2*|*32|*13", "method": "long", "generator": "propose",
+         "evaluator": "value", "model": "m"},
+        {"event": "root", "node": 0, "state": "*2*|*32|*13 (4 blank)"},
+        {"event": "score", "parent": 0, "thought": "a", "score": 0.1, "state": "32*|*32|*13 (3 blank)",
+         "detail": {"labels": ["impossible"]}},
+        {"event": "cut", "parent": 0, "thought": "a", "why": "pruned", "score": 0.1},
+        {"event": "score", "parent": 0, "thought": "b", "score": 0.9, "state": "12*|*32|*13 (3 blank)",
+         "detail": {"labels": ["sure"]}},
+        {"event": "end", "verified": False, "stopped_by": "rounds"},
+    ]
+    (g,) = audit([("s", events)], PLUGINS, parse_policies("oracle"))["groups"]
+    a = g["depths"]["all"]
+    assert (a["evaluated"], a["solvable"], a["unsolvable"]) == (2, 1, 1)
+    assert (a["false_prune"]["k"], a["false_prune"]["n"]) == (1, 1)
+    assert "counterfactual_unsupported" in g
