@@ -184,3 +184,15 @@ def test_thoughts_scored_before_they_are_nodes_are_audited() -> None:
     assert (a["evaluated"], a["solvable"], a["unsolvable"]) == (2, 1, 1)
     assert (a["false_prune"]["k"], a["false_prune"]["n"]) == (1, 1)
     assert "counterfactual_unsupported" in g
+
+
+def test_tot_show_marks_the_false_prunes_tot_audit_counts(tmp_path: Path) -> None:
+    from solver.show import load_trees
+    from tests.test_audit import _bfs_trace, _dfs_trace
+
+    for events in (_bfs_trace(), _dfs_trace(), _bfs_log()):
+        path = tmp_path / "t.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in events))
+        (g,) = audit([("t", events)], PLUGINS)["groups"]
+        shown = sum(len(t.false_prunes()) for t in load_trees(str(path), plugins=PLUGINS))
+        assert shown == g["depths"]["all"]["false_prune"]["k"]
