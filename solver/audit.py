@@ -6,11 +6,14 @@ file, one task, one method/generator/evaluator/model) and per depth:
 
 - confusion of the evaluator's judgement class against the exact truth, and calibration
   P(solvable | class);
-- false-prune rate = solvable states cut / solvable states evaluated, with the cuts split into
-  ``pruned`` (judged below the pruning threshold), ``beam`` (lost to the beam; ``tie`` counts those
-  whose score equalled the last kept one, so order decided) and ``other`` (depth or child limits);
+- false-prune rate = solvable states cut by a judgement / solvable states evaluated (the one
+  definition in solver/truth.py, shared with ``tot show``), split into ``pruned`` (judged below
+  the pruning threshold) and ``beam`` (lost to the beam; ``tie`` counts those whose score equalled
+  the last kept one, so order decided); ``other`` cuts (depth or child limits) are reported apart;
 - puzzles whose root was solvable but that lost every solvable state, and at which step;
-- every rate with its 95% Wilson interval.
+- every rate with its 95% Wilson interval;
+- with ``--counterfactual``, replays of the recorded candidates (solver/counterfactual.py) and,
+  with ``--markdown``, reliability and false-prune-by-depth plots (solver/audit_plots.py).
 
 Duplicates are cut before they are scored, so they are not evaluated states. A state reached
 through a step the exact gate refuses (``invalid`` or ``unchecked`` verdicts, as in imported
