@@ -6,11 +6,14 @@ file, one task, one method/generator/evaluator/model) and per depth:
 
 - confusion of the evaluator's judgement class against the exact truth, and calibration
   P(solvable | class);
-- false-prune rate = solvable states cut / solvable states evaluated, with the cuts split into
-  ``pruned`` (judged below the pruning threshold), ``beam`` (lost to the beam; ``tie`` counts those
-  whose score equalled the last kept one, so order decided) and ``other`` (depth or child limits);
+- false-prune rate = solvable states cut by a judgement / solvable states evaluated (the one
+  definition in solver/truth.py, shared with ``tot show``), split into ``pruned`` (judged below
+  the pruning threshold) and ``beam`` (lost to the beam; ``tie`` counts those whose score equalled
+  the last kept one, so order decided); ``other`` cuts (depth or child limits) are reported apart;
 - puzzles whose root was solvable but that lost every solvable state, and at which step;
-- every rate with its 95% Wilson interval.
+- every rate with its 95% Wilson interval;
+- with ``--counterfactual``, replays of the recorded candidates (solver/counterfactual.py) and,
+  with ``--markdown``, reliability and false-prune-by-depth plots (solver/audit_plots.py).
 
 Duplicates are cut before they are scored, so they are not evaluated states. A state reached
 through a step the exact gate refuses (``invalid`` or ``unchecked`` verdicts, as in imported
@@ -28,18 +31,18 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from solver.counterfactual import Policy, parse_policies, replay, summarize
 from solver.plugins import TaskPlugin
 from solver.stats import Proportion
-from solver.task import Restorable, ValueScale
+from solver.task import ValueScale
 from solver.trace import read_trace
+from solver.truth import JUDGED_CUTS, Oracle, is_false_prune, make_oracle, state_truth, task_for_run
 
 SCHEMA = "tot-audit/1"
 CUT_KINDS = ("pruned", "beam", "other")
 _OTHER_CUTS = ("depth", "children")
 _MAX_SCORE_CLASSES = 8  # more distinct raw scores than this are binned into quartiles
 LOG_IMPORTERS = "tot.log_importers"  # entry-point group: task name -> importer of foreign logs
-
-Oracle = Callable[[str, str], bool]  # (puzzle, state description) -> solvable
 
 
 # ---- reading traces --------------------------------------------------------------------------
@@ -73,6 +76,7 @@ class Run:
     stopped_by: str | None = None
     ended: bool = False  # False: the trace stops before the search did (a killed run)
     rejected: Counter[str] = field(default_factory=Counter)  # gate refusals that made no node
+    probes: dict[tuple[Any, str], NodeRec] = field(default_factory=dict)  # scored before becoming nodes
 
     @property
     def task(self) -> str:
@@ -109,7 +113,7 @@ def _node(run: Run, ev: dict[str, Any]) -> NodeRec | None:
 def _apply(run: Run, ev: dict[str, Any]) -> None:
     kind = ev.get("event")
     if kind == "search":
-        for key in ("method", "generator", "evaluator"):
+        for key in ("method", "generator", "evaluator", "breadth", "depth", "prune_below"):
             run.meta.setdefault(key, ev.get(key))
     elif kind == "root":
         nd = _node(run, ev)
@@ -127,7 +131,7 @@ def _apply(run: Run, ev: dict[str, Any]) -> None:
             return
         nd.verdict, nd.state, nd.kind = ev.get("verdict"), ev.get("state"), ev.get("kind")
     elif kind == "score":
-        nd = _node(run, ev)
+        nd = _node(run, ev) if isinstance(ev.get("node"), int) else _probe(run, ev)
         if nd is not None:
             nd.scored, nd.score, nd.detail = True, _num(ev.get("score")), ev.get("detail")
     elif kind == "keep":
@@ -135,7 +139,7 @@ def _apply(run: Run, ev: dict[str, Any]) -> None:
         if nd is not None:
             nd.fate = "kept"
     elif kind == "cut":
-        nd = _node(run, ev)
+        nd = _node(run, ev) if isinstance(ev.get("node"), int) else run.probes.get(_probe_key(ev))
         if nd is not None:
             nd.fate, nd.tie = str(ev.get("why") or "other"), bool(ev.get("tie"))
     elif kind == "answer":
@@ -145,6 +149,22 @@ def _apply(run: Run, ev: dict[str, Any]) -> None:
                 run.answers.append(ev["node"])
     elif kind == "end":
         run.stopped_by, run.ended = ev.get("stopped_by"), True
+
+
+def _probe_key(ev: dict[str, Any]) -> tuple[Any, str]:
+    return ev.get("parent"), str(ev.get("thought"))
+
+
+def _probe(run: Run, ev: dict[str, Any]) -> NodeRec | None:
+    """A thought scored before it became a node (Long's controller ranks proposals first): a
+    node of its own, with a negative id, judged by the state the score event carries."""
+    parent = run.nodes.get(ev["parent"]) if isinstance(ev.get("parent"), int) else None
+    if parent is None or not isinstance(ev.get("state"), str):
+        return None
+    nd = NodeRec(-(len(run.probes) + 1), parent.depth + 1, parent.id, ev["state"], "valid", fate="kept")
+    run.nodes[nd.id] = nd
+    run.probes[_probe_key(ev)] = nd
+    return nd
 
 
 def _num(x: Any) -> float | None:
@@ -172,6 +192,9 @@ def judgement_class(evaluator: str, score: float | None, detail: Any,
             return str(detail["class"])
         if "error" in detail:
             return "error"
+        if isinstance(detail.get("labels"), dict):  # crossword clue judge: label per open clue
+            found = set(detail["labels"].values())
+            return next((lab for lab in ("impossible", "maybe", "sure") if lab in found), "none")
         if isinstance(detail.get("labels"), list):
             present = [lab for lab in detail["labels"] if isinstance(lab, str)]
             if not present:
@@ -205,40 +228,6 @@ def score_classes(scores: Sequence[float | None]) -> list[str]:
 
 # ---- ground truth ----------------------------------------------------------------------------
 
-def default_task(plugin: TaskPlugin) -> Any:
-    """The task a plugin makes with every ``tot solve TASK`` option at its default."""
-    parser = argparse.ArgumentParser(add_help=False)
-    plugin.add_solve_args(parser)
-    # argparse keeps no public list of its options; _actions is stable across Python versions.
-    defaults = {a.dest: a.default for a in parser._actions if a.dest != argparse.SUPPRESS}
-    return plugin.make_task(argparse.Namespace(**defaults))
-
-
-def task_for_run(plugin: TaskPlugin, options: dict[str, Any]) -> Any:
-    """The task a run used: rebuilt from the options its header recorded when the plugin can
-    (``task_from_options``, e.g. Sudoku's rule set), else the task with default options."""
-    build = getattr(plugin, "task_from_options", None)
-    if options and callable(build):
-        return build(options)
-    return default_task(plugin)
-
-
-def make_oracle(task: Any) -> Oracle | str:
-    """A memoised (puzzle, description) -> solvable judge, or the reason there is none."""
-    if not isinstance(task, Restorable):
-        return f"task {task.name!r} has no restore(puzzle, description); its states cannot be rebuilt"
-    memo: dict[tuple[str, str], bool] = {}
-    full: Any = task  # a Task that is also Restorable
-
-    def judge(puzzle: str, description: str) -> bool:
-        key = (puzzle, description)
-        if key not in memo:
-            memo[key] = bool(full.oracle(full.restore(puzzle, description)))
-        return memo[key]
-
-    return judge
-
-
 def truths(run: Run, judge: Oracle) -> tuple[bool, dict[int, str]]:
     """(root solvable, node id -> solvable | unsolvable | invalid | unknown)."""
     out: dict[int, str] = {}
@@ -247,19 +236,9 @@ def truths(run: Run, judge: Oracle) -> tuple[bool, dict[int, str]]:
         if nd.id in out:
             return out[nd.id]
         parent = run.nodes.get(nd.parent) if nd.parent is not None else None
-        if nd.verdict in ("invalid", "unchecked") or (nd.verdict != "solved" and parent is not None
-                                                     and parent is not nd and truth(parent) == "invalid"):
-            res = "invalid"
-        elif nd.state is None:
-            # A solved state without its text (e.g. an imported answer): it passed the exact answer check.
-            res = "solvable" if nd.verdict == "solved" else "unknown"
-        else:
-            try:
-                res = "solvable" if judge(run.puzzle, nd.state) else "unsolvable"
-            except ValueError:
-                res = "unknown"
-        out[nd.id] = res
-        return res
+        ptruth = truth(parent) if parent is not None and parent is not nd else None
+        out[nd.id] = state_truth(nd.verdict, nd.state, ptruth, judge, run.puzzle)
+        return out[nd.id]
 
     for nd in run.nodes.values():
         truth(nd)
@@ -280,9 +259,14 @@ class Tally:
     ties: Counter[str] = field(default_factory=Counter)  # truth -> beam cuts decided by order
     classes: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # class -> truth
     class_cuts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    judged_cuts: Counter[str] = field(default_factory=Counter)  # truth -> cut by a judgement
+    false_prunes: int = 0  # solvable states cut by a judgement (solver.truth.is_false_prune)
 
     def add(self, truth: str, fate: str, tie: bool, klass: str) -> None:
         self.evaluated += 1
+        self.false_prunes += is_false_prune(truth == "solvable", fate)
+        if fate in JUDGED_CUTS:
+            self.judged_cuts[truth] += 1
         self.truth[truth] += 1
         self.classes[klass][truth] += 1
         if fate == "kept":
@@ -296,8 +280,6 @@ class Tally:
 
     def as_dict(self) -> dict[str, Any]:
         solv, unsolv = self.truth["solvable"], self.truth["unsolvable"]
-        cut_solv = sum(self.cuts[k]["solvable"] for k in CUT_KINDS)
-        cut_unsolv = sum(self.cuts[k]["unsolvable"] for k in CUT_KINDS)
         classes = {}
         for klass in sorted(self.classes, key=_class_order):
             c, cc = self.classes[klass], self.class_cuts[klass]
@@ -315,17 +297,18 @@ class Tally:
                         "invalid": self.cuts[k]["invalid"]} for k in CUT_KINDS},
             "beam_ties": {"solvable": self.ties["solvable"], "unsolvable": self.ties["unsolvable"],
                           "invalid": self.ties["invalid"]},
-            "false_prune": Proportion(cut_solv, solv).as_dict(),
+            "false_prune": Proportion(self.false_prunes, solv).as_dict(),
+            "cut_other_solvable": Proportion(self.cuts["other"]["solvable"], solv).as_dict(),
             "false_prune_pruned": Proportion(self.cuts["pruned"]["solvable"], solv).as_dict(),
             "false_prune_beam": Proportion(self.cuts["beam"]["solvable"], solv).as_dict(),
             "false_prune_beam_tie": Proportion(self.ties["solvable"], solv).as_dict(),
-            "true_prune": Proportion(cut_unsolv, unsolv).as_dict(),
+            "true_prune": Proportion(self.judged_cuts["unsolvable"], unsolv).as_dict(),
             "classes": classes,
         }
 
 
 def _class_order(klass: str) -> tuple[int, str]:
-    rank = {"sure": 0, "likely": 1, "impossible": 2, "none": 3, "error": 4, "1": 0, "0": 1}
+    rank = {"sure": 0, "likely": 1, "maybe": 1, "impossible": 2, "none": 3, "error": 4, "1": 0, "0": 1}
     return rank.get(klass, 5), klass
 
 
@@ -365,6 +348,28 @@ def _lost_step(run: Run, truth: dict[int, str]) -> Lost:
     return Lost(run.puzzle, None, "other")
 
 
+def _last_solvable_step(run: Run, truth: dict[int, str]) -> int | None:
+    """The last step (0-based, in the log's visiting order) whose state was still solvable."""
+    steps = [nd.id - 1 for nd in run.nodes.values() if nd is not run.root and truth.get(nd.id) == "solvable"]
+    return max(steps) if steps else None
+
+
+def _dfs_lost(run: Run, truth: dict[int, str], game: dict[str, Any]) -> Lost:
+    """Where an imported DFS game lost its last consistent state (node ids are steps + 1)."""
+    last = game.get("last_consistent_step")
+    if last is None:
+        return Lost(f"puzzle {game.get('puzzle')}", 0, "no visited state agreed with the answer")
+    nd = run.nodes.get(last + 1)
+    fate = nd.fate if nd is not None else "?"
+    why = {"pruned": "judged impossible and pruned", "kept": "expanded, but no logged child agreed"}.get(fate, fate)
+    later = int(game.get("steps", 0)) - last - 1
+    cause = (f"last consistent state {why}; the {later} later states all disagree" if later
+             else "the last logged state was still consistent")
+    if run.stopped_by:
+        cause += f"; the {run.stopped_by} budget ran out"
+    return Lost(f"puzzle {game.get('puzzle')}", last, cause)
+
+
 @dataclass(slots=True)
 class Group:
     """Runs of one source with the same task and search settings."""
@@ -397,7 +402,7 @@ def group_runs(source: str, runs: Iterable[Run]) -> list[Group]:
     return list(groups.values())
 
 
-def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
+def audit_group(group: Group, judge: Oracle | str, policies: Sequence[Policy] = ()) -> dict[str, Any]:
     """The JSON object of one group (keys documented in the README)."""
     out: dict[str, Any] = {"source": group.source, **group.meta, "runs": len(group.runs)}
     extra = [dict(r.meta.get("audit") or {}) for r in group.runs]
@@ -410,6 +415,8 @@ def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
     records: list[tuple[Run, NodeRec, str]] = []
     solvable_roots = answered = correct = 0
     lost: list[Lost] = []
+    games: list[dict[str, Any]] = []
+    replays: dict[str, list[tuple[bool, bool, int, Any]]] = {p.name: [] for p in policies}
     for run in group.runs:
         root_ok, truth = truths(run, judge)
         solvable_roots += root_ok
@@ -417,9 +424,18 @@ def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
         # An accepted answer counts only when the oracle agrees: a task's answer check may be
         # weaker than its ground truth (a crossword grid can be consistent yet not the answer).
         right = any(truth.get(n) == "solvable" for n in run.answers)
+        game = run.meta.get("log_game")
+        if isinstance(game, dict):  # an imported DFS log: no answer is chosen, a solved board counts
+            right = game.get("solved_step") is not None
+            game["last_consistent_step"] = _last_solvable_step(run, truth)
+            games.append(game)
         correct += right
+        scored = sum(nd.scored for nd in run.nodes.values() if nd is not run.root)
+        if str(run.meta.get("method", "")).startswith(("tot-bfs", "tot-dfs")):
+            for pol in policies:
+                replays[pol.name].append((root_ok, right, scored, replay(run, truth, pol)))
         if root_ok and not right:
-            lost.append(lost_step(run, truth))
+            lost.append(_dfs_lost(run, truth, game) if isinstance(game, dict) else lost_step(run, truth))
         records.extend((run, nd, truth[nd.id]) for nd in run.nodes.values() if nd.scored and nd is not run.root)
     evaluator = str(group.meta.get("evaluator") or "")
     named = [judgement_class(evaluator, nd.score, nd.detail) for _, nd, _ in records]
@@ -454,6 +470,15 @@ def audit_group(group: Group, judge: Oracle | str) -> dict[str, Any]:
         "depths": depths,
         "score_bins": bins.as_dict()["classes"],
     })
+    imp = depths["all"]["classes"].get("impossible")
+    if imp is not None:  # how often a state judged impossible really was unsolvable
+        out["impossible_right"] = Proportion(imp["unsolvable"], imp["solvable"] + imp["unsolvable"]).as_dict()
+    if games:
+        out["games"] = games
+    if policies and any(replays.values()):
+        out["counterfactual"] = {name: summarize(rows) for name, rows in replays.items()}
+    elif policies:
+        out["counterfactual_unsupported"] = "replays cover tot-bfs and tot-dfs runs only"
     merged: dict[str, Any] = {}
     for e in extra:
         for k, v in e.items():
@@ -474,7 +499,30 @@ def log_importer(task: str) -> Callable[[str], list[dict[str, Any]]]:
     raise ValueError(f"no importer of official logs for task {task!r} (have: {known})")
 
 
-def audit(sources: Sequence[tuple[str, list[dict[str, Any]]]], plugins: dict[str, TaskPlugin]) -> dict[str, Any]:
+MAX_LOG_BYTES = 64 * 1024 * 1024
+
+
+def detect_log_task(path: str) -> str:
+    """The task of an official ToT log, from its shape: a list of puzzle entries with ``steps``
+    (Game of 24 BFS) or a list of games that are lists of steps with ``actions`` (crosswords DFS)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"no such log file: {path}")
+    if p.stat().st_size > MAX_LOG_BYTES:
+        raise ValueError(f"{path} is larger than {MAX_LOG_BYTES // (1024 * 1024)} MiB")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        raise ValueError(f"{path} is not a JSON file") from None
+    if isinstance(data, list) and data and all(isinstance(g, list) for g in data):
+        return "crosswords"
+    if isinstance(data, list) and data and all(isinstance(e, dict) and "steps" in e for e in data):
+        return "game24"
+    raise ValueError(f"{path}: not a log of the official ToT code I know (give --task)")
+
+
+def audit(sources: Sequence[tuple[str, list[dict[str, Any]]]], plugins: dict[str, TaskPlugin],
+          policies: Sequence[Policy] = ()) -> dict[str, Any]:
     """Audit (label, events) sources; the result is the ``--json`` object."""
     judges: dict[str, Oracle | str] = {}
     groups_out = []
@@ -486,7 +534,7 @@ def audit(sources: Sequence[tuple[str, list[dict[str, Any]]]], plugins: dict[str
                 plugin = plugins.get(group.task)
                 judges[which] = (make_oracle(task_for_run(plugin, options)) if plugin is not None
                                  else f"no installed task named {group.task!r}")
-            groups_out.append(audit_group(group, judges[which]))
+            groups_out.append(audit_group(group, judges[which], policies))
     return {"schema": SCHEMA, "groups": groups_out}
 
 
@@ -558,8 +606,32 @@ def _lost_line(g: dict[str, Any]) -> str:
     return f"lost puzzles {_pct(g['lost_rate'])}: {items}"
 
 
+def _game_rows(g: dict[str, Any]) -> list[list[str]]:
+    rows = [["puzzle", "steps", "solved at step", "last consistent step", "best letters", "best words",
+             "logged best r_letter", "logged best r_word", "mismatches"]]
+    for x in g["games"]:
+        rows.append([str(x["puzzle"]), str(x["steps"]), "-" if x["solved_step"] is None else str(x["solved_step"]),
+                     "-" if x.get("last_consistent_step") is None else str(x["last_consistent_step"]),
+                     f"{x['best_letters']}/25", f"{x['best_words']}/10", f"{x['logged_best_letters']:g}",
+                     f"{x['logged_best_words']:g}", str(len(x["mismatches"]))])
+    return rows
+
+
+def _counterfactual_rows(g: dict[str, Any]) -> list[list[str]]:
+    rows = [["replay", "runs", "solved (run)", "solved (replay)", "lost by the run", "now solved", "now kept",
+             "undecidable from the log", "states scored (run)", "states scored (replay)", "extra"]]
+    for name, c in g["counterfactual"].items():
+        rows.append([name, str(c["runs"]), str(c["run_solved"]), str(c["solved"]), str(c["run_lost"]),
+                     str(c["lost_now_solved"]), str(c["lost_now_kept"]),
+                     f"{c['lost_undecidable']} of the lost ({c['undecidable']} in all)", str(c["run_cost"]),
+                     str(c["cost"]), f"{c['extra_cost']:+d}"])
+    return rows
+
+
 def _extra_lines(g: dict[str, Any]) -> list[str]:
     out = []
+    if g.get("impossible_right"):
+        out.append(f"judged impossible and really unsolvable: {_pct(g['impossible_right'])}")
     inv = g["invalid_states"]
     if inv["count"]:
         kinds = ", ".join(f"{k} {v}" for k, v in inv["by_kind"].items())
@@ -588,8 +660,8 @@ def _md(rows: list[list[str]]) -> str:
 def render(report: dict[str, Any], markdown: bool = False) -> str:
     table = _md if markdown else _table
     parts = ["# Evaluator audit" if markdown else "Evaluator audit",
-             "false-prune = solvable states cut / solvable states evaluated; "
-             "intervals are 95% Wilson.", table(_summary_rows(report))]
+             "false-prune = solvable states cut by a judgement (pruned or beam) / solvable states "
+             "evaluated; other = cut by depth or child limits; intervals are 95% Wilson.", table(_summary_rows(report))]
     for g in report["groups"]:
         if "unsupported" in g:
             continue
@@ -598,6 +670,10 @@ def render(report: dict[str, Any], markdown: bool = False) -> str:
         parts.append(table(_class_rows(g)))
         if list(g["score_bins"]) != list(g["depths"]["all"]["classes"]):
             parts.append(table(_bin_rows(g)))
+        if g.get("games"):
+            parts.append(table(_game_rows(g)))
+        if g.get("counterfactual"):
+            parts.append(table(_counterfactual_rows(g)))
         parts.extend(_extra_lines(g) + [_lost_line(g)])
     return "\n\n".join(parts) + "\n"
 
@@ -608,8 +684,13 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
     p = subparsers.add_parser("audit", help="false-prune rates of the evaluator against exact ground truth")
     p.add_argument("traces", nargs="*", metavar="TRACE", help="trace files from tot solve / tot bench")
     p.add_argument("--tot-log", action="append", default=[], metavar="FILE",
-                   help="a Game-of-24 BFS log of the official ToT code (princeton-nlp/tree-of-thought-llm)")
-    p.add_argument("--tot-log-task", default="game24", help="task of the --tot-log files (default game24)")
+                   help="a log of the official ToT code (princeton-nlp/tree-of-thought-llm): a Game-of-24 "
+                        "BFS log or a crossword DFS log (logs/crosswords/infoss_dfs_*.json)")
+    p.add_argument("--task", "--tot-log-task", dest="tot_log_task", default=None,
+                   help="task of the --tot-log files (default: detected from the content)")
+    p.add_argument("--counterfactual", default=None, metavar="POLICIES",
+                   help="replay the recorded candidates under other policies: original, oracle, ties=reverse, "
+                        "beam=N (comma-separated; + combines, e.g. oracle+beam=10)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--markdown", metavar="FILE", default=None, help="also write the report as Markdown")
 
@@ -625,13 +706,23 @@ def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
         if not any(ev.get("event") == "root" for ev in events):
             raise ValueError(f"{path} holds no search (no 'root' event); is it a trace from tot solve?")
         sources.append((path, events))
-    if args.tot_log:
-        importer = log_importer(args.tot_log_task)
-        for path in args.tot_log:
-            sources.append((path, importer(path)))
-    report = audit(sources, plugins)
+    for path in args.tot_log:
+        task = args.tot_log_task or detect_log_task(path)
+        sources.append((path, log_importer(task)(path)))
+    policies = parse_policies(args.counterfactual) if args.counterfactual is not None else []
+    report = audit(sources, plugins, policies)
     if args.markdown:
-        Path(args.markdown).write_text(render(report, markdown=True), encoding="utf-8")
+        md = Path(args.markdown)
+        if md.exists() and not md.is_file():
+            raise ValueError(f"--markdown {md}: not a regular file")
+        md.parent.mkdir(parents=True, exist_ok=True)
+        from solver.audit_plots import write_plots  # matplotlib only when plots are asked for
+
+        plots = write_plots(report, md)
+        text = render(report, markdown=True)
+        if plots:
+            text += "\n## Plots\n\n" + "\n".join(f"![{t}]({p.name})" for t, p in plots) + "\n"
+        md.write_text(text, encoding="utf-8")
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))
     else:

@@ -110,8 +110,10 @@ async def long_search(task: Task[Any], puzzle: str, generator: Generator, client
         if not scored:
             return []
         results = await evaluator(task, [nd for _th, nd in scored], client)
-        for (th, _nd), (score, detail) in zip(scored, results, strict=False):
-            trace.emit("score", parent=node.id, thought=th.text, score=score, detail=detail)
+        for (th, probe), (score, detail) in zip(scored, results, strict=False):
+            # The probe's state lets tot audit judge this scored thought against the exact oracle.
+            trace.emit("score", parent=node.id, thought=th.text, score=score, detail=detail,
+                       state=task.describe(probe.state))
         keep = []
         for k, ((th, _nd), (score, _d)) in enumerate(zip(scored, results, strict=False)):
             if score >= evaluator.prune_below:

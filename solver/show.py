@@ -18,6 +18,7 @@ from typing import Any
 
 from solver.trace import read_trace
 from solver.tree import FATES, SearchTree, TreeNode, build_trees, load_truth
+from solver.truth import make_oracle, state_truth, task_for_run
 
 _DETAIL_CHARS = 160
 
@@ -86,19 +87,11 @@ def run(args: argparse.Namespace, plugins: dict[str, Any]) -> int:
 
 # ---- ground truth ---------------------------------------------------------------------------
 
-def _default_task(plugin: Any) -> Any:
-    """The task a plugin makes with every ``tot solve TASK`` option at its default."""
-    parser = argparse.ArgumentParser(add_help=False)
-    plugin.add_solve_args(parser)
-    defaults = {a.dest: a.default for a in parser._actions if a.dest != argparse.SUPPRESS}
-    return plugin.make_task(argparse.Namespace(**defaults))
-
-
 def oracle_truth(trees: list[SearchTree], plugins: dict[str, Any]) -> dict[int, dict[str, bool]]:
     """{run: {node key: solvable}} from each run's task oracle, via ``task.restore(puzzle,
     description)`` of the state text in the trace. Rejected and unchecked (gate off) thoughts and
     everything below an unchecked one get no ground truth: their states were never legal."""
-    tasks: dict[str, Any] = {}
+    judges: dict[str, Any] = {}
     out: dict[int, dict[str, bool]] = {}
     for tree in trees:
         name, puzzle = str(tree.info.get("task", "")), str(tree.info.get("puzzle", ""))
@@ -106,31 +99,19 @@ def oracle_truth(trees: list[SearchTree], plugins: dict[str, Any]) -> dict[int, 
             raise ValueError(f"--oracle: run {tree.run} is task {name!r}, which is not installed")
         options = tree.info.get("options") if isinstance(tree.info.get("options"), dict) else {}
         which = f"{name} {json.dumps(options, sort_keys=True, default=str)}"
-        if which not in tasks:
-            build = getattr(plugins[name], "task_from_options", None)
+        if which not in judges:
             # The task the run used (e.g. Sudoku's rule set), else the one with default options.
-            tasks[which] = build(options) if options and callable(build) else _default_task(plugins[name])
-            if not callable(getattr(tasks[which], "restore", None)):
-                raise ValueError(f"--oracle: task {name!r} cannot rebuild states from a trace (no restore)")
-        task = tasks[which]
-        memo: dict[str, bool] = {}
+            judges[which] = make_oracle(task_for_run(plugins[name], options))
+            if isinstance(judges[which], str):
+                raise ValueError(f"--oracle: {judges[which]}")
+        judge = judges[which]
+        seen: dict[str, str] = {}
         truth: dict[str, bool] = {}
-        tainted: set[str] = set()
         for nd in tree.nodes.values():  # parents come before children in trace order
-            if nd.verdict in ("invalid", "unchecked") or nd.parent in tainted:
-                tainted.add(nd.key)
-                continue
-            if nd.state is None:
-                continue
-            if nd.verdict == "solved":
-                truth[nd.key] = True
-                continue
-            if nd.state not in memo:
-                try:
-                    memo[nd.state] = bool(task.oracle(task.restore(puzzle, nd.state)))
-                except ValueError:
-                    continue
-            truth[nd.key] = memo[nd.state]
+            res = state_truth(nd.verdict, nd.state, seen.get(nd.parent or ""), judge, puzzle)
+            seen[nd.key] = res
+            if res in ("solvable", "unsolvable"):
+                truth[nd.key] = res == "solvable"
         out[tree.run] = truth
     return out
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from solver.inputs import MAX_TRACE_FILE, read_text
+from solver.truth import JUDGED_CUTS, is_false_prune
 
 # What finally happened to a node, from the search's point of view.
 FATES: dict[str, str] = {
@@ -34,9 +35,9 @@ FATES: dict[str, str] = {
     "rejected": "rejected by the exact checker",
     "unexplored": "generated, but the search ended before deciding",
 }
-# Fates where the evaluator's judgement removed a state from the search: a solvable state with one
-# of these is a false prune. Duplicates and depth/children caps are structural, not judgements.
-PRUNED_FATES = frozenset({"pruned", "beam"})
+# Fates where the evaluator's judgement removed a state from the search (solver/truth.py holds the
+# one definition of a false prune, shared with tot audit).
+PRUNED_FATES = JUDGED_CUTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,7 @@ class TreeNode:
 
     @property
     def false_prune(self) -> bool:
-        return self.solvable is True and self.fate in PRUNED_FATES
+        return is_false_prune(self.solvable, self.fate)
 
 
 @dataclass(frozen=True, slots=True)
