@@ -158,6 +158,8 @@ def read_tree(text: str) -> Tree | None:
 def read_number(text: str) -> sympy.Rational | None:
     """``12``, ``-5``, ``2.5`` or ``8/3`` (ASCII digits) as an exact sympy number; None otherwise."""
     t = text.strip().replace("\u2212", "-")
+    if len(t) > 40:
+        return None
     neg = t.startswith("-")
     t = t[1:] if neg else t
     parts = t.split("/")
@@ -173,6 +175,50 @@ def read_number(text: str) -> sympy.Rational | None:
         return None
     value = vals[0] / vals[1] if len(vals) == 2 else vals[0]
     return -value if neg else value
+
+
+_STEP_OPS = {"+": "+", "-": "-", "\u2212": "-", "\u2013": "-", "*": "*", "\u00d7": "*", "x": "*", "X": "*",
+             "\u22c5": "*", "\u00b7": "*", "/": "/", "\u00f7": "/", ":": "/"}
+
+
+Reading = tuple[sympy.Rational, str, sympy.Rational, sympy.Rational, Union[list[sympy.Rational], None]]
+
+
+def read_step(text: str) -> list[Reading]:
+    """The documented step format ``a op b = c (left: x y z)`` read by hand: every reading
+    (a, op, b, c, left) as sympy numbers (left None when the list is missing); a text such as
+    ``8/3/2 = 4/3`` has two. Empty when it does not read."""
+    t = text.strip()
+    if t[-1:] in (".", ",", ";"):
+        t = t[:-1].rstrip()
+    left: list[sympy.Rational] | None = None
+    if t.endswith(")") and "(" in t:
+        head, _, tail = t.rpartition("(")
+        body = tail[:-1].strip()
+        if body[:4].lower() != "left":
+            return []
+        body = body[4:].lstrip()
+        body = body[1:] if body.startswith(":") else body
+        left = []
+        for part in body.replace(",", " ").split():
+            v = read_number(part)
+            if v is None:
+                return []
+            left.append(v)
+        t = head.rstrip()
+    if t.count("=") != 1:
+        return []
+    lhs, _, rhs = t.partition("=")
+    c = read_number(rhs)
+    if c is None:
+        return []
+    out = []
+    for k in range(1, len(lhs)):
+        if lhs[k] in _STEP_OPS:
+            a, b = read_number(lhs[:k]), read_number(lhs[k + 1:])
+            if a is not None and b is not None:
+                out.append((a, _STEP_OPS[lhs[k]], b, c, left))
+    return out
 
 
 def answer_ok(puzzle: Sequence[int], tree: Tree, target: int = 24) -> bool:
@@ -257,6 +303,37 @@ def sudoku_units(n: int, boxes: bool) -> list[list[tuple[int, int]]]:
         units += [[(r, c) for r in range(r0, r0 + bh) for c in range(c0, c0 + bw)]
                   for r0 in range(0, n, bh) for c0 in range(0, n, bw)]
     return units
+
+
+def read_board(text: str) -> tuple[tuple[int, ...], ...] | None:
+    """The documented board syntax read by hand: rows separated by ``|``, ``/`` or new lines
+    (outer separators ignored); a row is single characters or cells separated by commas or
+    spaces; ``* . _ 0`` are blanks, other cells ASCII digits 1..n. None when it does not read."""
+    t = text.strip().strip("|/").strip()
+    for sep in ("\r\n", "/", "\n"):
+        t = t.replace(sep, "|")
+    rows = [r.strip() for r in t.split("|")]
+    n = len(rows)
+    if not 1 <= n <= 9:
+        return None
+    board = []
+    for row in rows:
+        if any(ch in " \t,\f\v\r" for ch in row):
+            cells = [c for c in row.replace(",", " ").split() if c]
+        else:
+            cells = list(row)
+        if len(cells) != n:
+            return None
+        out = []
+        for cell in cells:
+            if cell in ("*", ".", "_", "0"):
+                out.append(0)
+            elif len(cell) == 1 and cell in "123456789" and int(cell) <= n:
+                out.append(int(cell))
+            else:
+                return None
+        board.append(tuple(out))
+    return tuple(board)
 
 
 def _sudoku_problem(board: Sequence[Sequence[int]], boxes: bool) -> Problem:

@@ -25,7 +25,7 @@ MAX_PAREN_DEPTH = 40
 # Operator spellings models actually write, mapped to the four canonical ones.
 _OPS = {"+": "+", "-": "-", "\u2212": "-", "\u2013": "-", "*": "*", "\u00d7": "*", "x": "*",
         "X": "*", "\u22c5": "*", "\u00b7": "*", "/": "/", "\u00f7": "/", ":": "/"}
-_NUM = r"-?\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?"
+_NUM = r"-?[0-9]+(?:\.[0-9]+)?(?:/[0-9]+(?:\.[0-9]+)?)?"  # ASCII digits: the answer check reads no others
 _OP = r"[+\-\u2212\u2013*\u00d7xX\u22c5\u00b7/\u00f7:]"
 _STEP_RE = re.compile(
     rf"^\s*(?P<a>{_NUM})\s*(?P<op>{_OP})\s*(?P<b>{_NUM})\s*=\s*(?P<c>{_NUM})"
