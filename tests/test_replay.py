@@ -12,8 +12,8 @@ from solver.lm.base import GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.run import Settings, solve
-from tasks.game24 import Game24
 from solver.trace import Trace
+from tasks.game24 import Game24
 from tests import references as ref
 from tests.fakes import ReplayOnly, ScriptedBackend
 

@@ -17,8 +17,8 @@ import pytest
 from solver.budget import Usage
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
-from tests.fakes import ReplayOnly
 from tests import references as ref
+from tests.fakes import ReplayOnly
 from verifiers.writing import split_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
