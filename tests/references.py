@@ -228,6 +228,21 @@ def answer_ok(puzzle: Sequence[int], tree: Tree, target: int = 24) -> bool:
     return value is not None and sorted(tree_leaves(tree)) == sorted(puzzle) and value == sympy.Integer(target)
 
 
+def game24_ok(puzzle: Sequence[int] | str, text: str | None, target: int = 24) -> bool:
+    """A Game-of-24 answer text read by hand (``read_tree``) and valued with sympy."""
+    nums = [int(x) for x in puzzle.split()] if isinstance(puzzle, str) else list(puzzle)
+    tree = read_tree(text) if isinstance(text, str) else None
+    return tree is not None and answer_ok(nums, tree, target)
+
+
+def sym_solvable(numbers: Iterable[str], target: int = 24) -> bool:
+    """Can these numbers (texts such as ``8/3``) make ``target``? Plain value sets, sympy."""
+    vals = [read_number(x) for x in numbers]
+    if not vals or any(v is None for v in vals):
+        raise ValueError(f"not numbers: {numbers!r}")
+    return sympy.Integer(target) in sym_values(tuple(sorted(vals)))  # type: ignore[type-var]
+
+
 def sym_successors(numbers: Sequence[sympy.Rational]) -> set[tuple[sympy.Rational, ...]]:
     """Every sorted multiset one step (a op b on two of the numbers) can lead to, with sympy."""
     out = set()

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from solver.cli import main
+from tests import references as ref
 
 
 def tot(*args: str) -> subprocess.CompletedProcess:
@@ -50,6 +51,7 @@ def test_oracle_solve_json(tmp_path, capsys):
     assert out["verified"] is True and out["answer"]
     assert {"answer", "verified", "calls", "tokens", "seconds"} <= set(out)
     assert main(["verify", "game24", "4 9 10 13", out["answer"]]) == 0
+    assert ref.game24_ok("4 9 10 13", out["answer"])
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     assert events[0]["event"] == "start" and events[-1]["event"] == "end"
 

@@ -33,6 +33,7 @@ from solver.search import SearchResult, bfs, dfs
 from solver.task import Thought
 from solver.trace import Trace
 from tasks.game24 import Game24
+from tests import references as ref
 from tests.fakes import ScriptedBackend
 from tests.references import sym_reaches
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
@@ -412,11 +413,14 @@ def assert_gate(o: Outcome) -> None:
 def assert_answer_verified(o: Outcome) -> None:
     r = o.result
     assert r.verified == (r.answer is not None)
+    # The toy task's checker is written in this file; Game of 24's is checked by sympy.
+    ok = ((lambda a: ref.game24_ok(o.case.puzzle, a)) if o.case.task == "game24"
+          else (lambda a: o.task.verify_answer(o.case.puzzle, a) is None))
     if r.answer is not None:
-        assert o.task.verify_answer(o.case.puzzle, r.answer) is None
+        assert ok(r.answer)
         assert r.solution is not None and r.solution.solved
     for e in o.trace.of("answer"):
-        assert e["verified"] == (o.task.verify_answer(o.case.puzzle, e["answer"]) is None)
+        assert e["verified"] == ok(e["answer"])
 
 
 def assert_budgets(o: Outcome) -> None:

@@ -209,6 +209,7 @@ def test_solve_generated_puzzles_with_the_oracle_controller(capsys):
     task = Sudoku()
     for r in rows:
         assert r["verified"] and task.verify_answer(r["puzzle"], r["answer"]) is None and r["calls"] == 0
+        assert ref.csp_is_solution(ref.read_board(r["puzzle"]), ref.read_board(r["answer"]), boxes=False)
 
 
 def test_baselines_are_gated():
