@@ -22,6 +22,7 @@ from tasks.sudoku.generator import generate
 from tasks.sudoku.task import Sudoku
 from tests import references as ref
 from tests.fakes import ScriptedBackend
+from tests.profiles import examples
 from verifiers.sudoku import format_board
 from verifiers.verdict import Invalid, Solved, Valid
 
@@ -84,7 +85,7 @@ def run(coro):
 
 
 @given(seed=st.integers(0, 10**6), target=st.integers(1, 30), c=st.integers(1, 4), k=st.integers(1, 40))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 def test_invariants_on_random_proposals(seed, target, c, k):
     trace = Trace()
     gen = RandomGenerator(seed)
@@ -156,7 +157,7 @@ def test_task_agnostic_through_solve_on_game24():
 
 
 @given(st.sampled_from([3, 4, 5]), st.integers(0, 10**4))
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 def test_oracle_controller_solves_without_backtracking(n, seed):
     p = generate(n, seed)
     trace = Trace()

@@ -24,6 +24,7 @@ from tasks.crosswords.generators import ClueRank
 from tasks.datafiles import shared_data
 from tests import references as ref
 from tests.fakes import ScriptedBackend
+from tests.profiles import examples
 from verifiers.verdict import Invalid, Solved, Valid
 
 DATA = shared_data("crosswords/mini0505.json")
@@ -155,7 +156,7 @@ def test_dfs_with_oracle_solves_and_backtracks_to_exact_parents(small_lex):
         assert e["state"] == states[e["to"]]
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(st.integers(1, 12))
 def test_dfs_never_exceeds_its_step_cap(small_lex, cap):
     task = Crosswords(small_lex, candidates=5, stop_when_full=False)

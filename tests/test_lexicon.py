@@ -11,6 +11,7 @@ from lexicon.coverage import coverage
 from lexicon.sources import normalize, read_word_file
 from tasks.crosswords.data import load_puzzles
 from tasks.datafiles import shared_data
+from tests.profiles import examples
 
 DATA = shared_data("crosswords/mini0505.json")
 
@@ -74,7 +75,7 @@ def test_missing_system_dictionary_is_not_an_error(tmp_path):
 WORDS = ["motor", "meter", "rotor", "mater", "tutor", "adobe", "agend", "amass", "sleer", "zzzzz"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.sampled_from(WORDS), min_size=1, unique=True), st.data())
 def test_index_equals_brute_force(words, data):
     idx = PatternIndex(words, 5)

@@ -35,6 +35,7 @@ from solver.trace import Trace
 from tasks.game24 import Game24
 from tests import references as ref
 from tests.fakes import ScriptedBackend
+from tests.profiles import examples
 from tests.references import sym_reaches
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
@@ -371,7 +372,7 @@ def game24_cases(draw: st.DrawFn, method: str | None = None) -> Case:
         steps=draw(st.one_of(st.none(), st.integers(1, 6))), policy=draw(st.sampled_from(["reject", "repair"])))
 
 
-SETTINGS = settings(max_examples=60, deadline=None, database=None,
+SETTINGS = settings(max_examples=examples(60), deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -512,7 +513,7 @@ def test_toy_search_invariants(case: Case) -> None:
     assert_search_invariants(case)
 
 
-@settings(SETTINGS, max_examples=25)
+@settings(SETTINGS, max_examples=examples(25))
 @given(game24_cases())
 def test_game24_search_invariants(case: Case) -> None:
     assert_search_invariants(case)
@@ -563,7 +564,7 @@ def test_toy_exhaustive_without_oracle_finds_a_solution_iff_one_exists(case: Cas
     assert o.result.verified == solvable_with_steps(start, target, depth_limit(o))
 
 
-@settings(SETTINGS, max_examples=15)
+@settings(SETTINGS, max_examples=examples(15))
 @given(st.lists(st.integers(1, 13), min_size=4, max_size=4), st.sampled_from(["tot-bfs", "tot-dfs"]))
 def test_game24_enumerate_with_oracle_finds_a_solution_iff_one_exists(nums: list[int], method: str) -> None:
     puzzle = " ".join(map(str, nums))
@@ -617,7 +618,7 @@ def _strip(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _FAST_TMP = "/dev/shm" if Path("/dev/shm").is_dir() else None
 
 
-@settings(SETTINGS, max_examples=20)
+@settings(SETTINGS, max_examples=examples(20))
 @given(st.one_of(toy_cases(), game24_cases()).map(lambda c: replace(c, tokens=None)))
 def test_same_seed_and_same_recorded_answers_give_the_same_trace(case: Case) -> None:
     check_replay_gives_the_same_trace(case)
@@ -669,7 +670,7 @@ def check_replay_gives_the_same_trace(case: Case) -> None:
         assert usage_free(replay1) == usage_free(recorded)
 
 
-@settings(SETTINGS, max_examples=40)
+@settings(SETTINGS, max_examples=examples(40))
 @given(toy_cases(method="tot-dfs", evaluator="prior", generator="enumerate", budgets=False),
        st.integers(1, 6))
 def test_dfs_step_cap_is_exact(case: Case, steps: int) -> None:

@@ -14,6 +14,7 @@ from tasks.sudoku.generator import generate
 from tasks.sudoku.parse import extract_boards
 from tasks.sudoku.task import Sudoku
 from tests import references as ref
+from tests.profiles import examples
 from tests.test_references import partial_boards
 from verifiers.sudoku import (
     check_step,
@@ -28,7 +29,7 @@ from verifiers.sudoku import (
 )
 from verifiers.verdict import Invalid, Solved, Valid
 
-FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PUZZLE, SOLUTION = "*2*|*32|*13", "321|132|213"
 
 
