@@ -322,12 +322,15 @@ def sudoku_units(n: int, boxes: bool) -> list[list[tuple[int, int]]]:
 
 def read_board(text: str) -> tuple[tuple[int, ...], ...] | None:
     """The documented board syntax read by hand: rows separated by ``|``, ``/`` or new lines
-    (outer separators ignored); a row is single characters or cells separated by commas or
+    (outer separators and blank lines ignored); a row is single characters or cells separated by commas or
     spaces; ``* . _ 0`` are blanks, other cells ASCII digits 1..n. None when it does not read."""
     t = text.strip().strip("|/").strip()
-    for sep in ("\r\n", "/", "\n"):
-        t = t.replace(sep, "|")
-    rows = [r.strip() for r in t.split("|")]
+    rows = []
+    for piece in t.replace("/", "|").split("|"):  # between two | or /: one or more rows, one a line
+        lines = [line.strip() for line in piece.split("\n") if line.strip()]
+        if not lines:
+            return None  # an empty row
+        rows += lines
     n = len(rows)
     if not 1 <= n <= 9:
         return None

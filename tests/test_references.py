@@ -92,6 +92,9 @@ KNOWN = [
     ((4, 9, 10, 13), ("-", ("*", ("-", 10, 4), ("-", 13, 9)), 1)),  # 23 with an extra 1
     ((3, 3, 8, 8), ("*", ("/", 8, ("-", 3, ("/", 8, 3))), 1)),  # an extra number
     ((1, 1, 1, 1), ("*", ("+", 1, 1), ("+", 1, 1))),  # 4
+    ((4, 9, 10, 13), ("-", ("*", ("-", 13, 10), 9), 4)),  # 23: the right numbers, one off
+    ((1, 1, 4, 6), ("+", ("*", 4, 6), ("*", 1, 1))),  # 25
+    ((1, 1, 4, 6), ("-", ("*", 4, 6), ("*", 1, 1))),  # 23
 ]
 
 
@@ -121,11 +124,15 @@ def test_game24_answers_agree_with_sympy(case: tuple[tuple[int, ...], ref.Tree, 
 def test_game24_target_is_exact(puzzle: tuple[int, ...], data: st.DataObject) -> None:
     # A tree over the right numbers whose value is 23, 25 or 24 plus a fraction is refused; the
     # stated result after '=' must be the target.
-    tree = data.draw(trees(list(data.draw(st.permutations(puzzle)))))
+    if data.draw(st.booleans()):
+        puzzle, tree = data.draw(st.sampled_from(KNOWN))
+    else:
+        tree = data.draw(trees(list(data.draw(st.permutations(puzzle)))))
     value = ref.tree_value(tree)
-    assume(value is not None)
+    assume(value is not None and sorted(ref.tree_leaves(tree)) == sorted(puzzle))
     for target in (23, 24, 25):
-        assert (verify_answer(puzzle, ref.render(tree), target) == target) == (value == target)
+        got = verify_answer(puzzle, ref.render(tree), target)
+        assert isinstance(got, Invalid) == (value != target), (tree, target, got)
     if value == 24:
         assert isinstance(verify_answer(puzzle, ref.render(tree) + " = 25"), Invalid)
         assert isinstance(verify_answer(puzzle, ref.render(tree) + " = 23"), Invalid)
