@@ -320,6 +320,16 @@ def test_sudoku_solution_check_agrees_with_python_constraint(case) -> None:
     assert (Sudoku(boxes=boxes).verify_answer("|".join("*" * n for _ in range(n)), text) is None) == want
 
 
+@given(st.sampled_from(SHAPES).flatmap(lambda s: st.tuples(st.just(s[1]), partial_boards(*s))))
+def test_sudoku_partial_boards_are_no_solutions(case) -> None:
+    boxes, board = case
+    n = len(board)
+    empty = tuple((0,) * n for _ in range(n))
+    want = ref.csp_is_solution(empty, board, boxes)  # only when nothing is blank
+    assert (verify_solution(empty, board, boxes) is None) == want
+    assert isinstance(sudoku_check_step(empty, empty, board, boxes), Solved) == want
+
+
 @pytest.mark.parametrize("n, boxes", [(4, True), (9, True), (5, False)])
 def test_sudoku_generated_solutions_and_their_corruptions(n: int, boxes: bool) -> None:
     for seed in range(3):
