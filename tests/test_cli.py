@@ -18,9 +18,11 @@ def tot(*args: str) -> subprocess.CompletedProcess:
     ("(10 - 4) * (13 - 9)", 0), ("(10 - 4) * (13 - 8)", 1), ("__import__('os').system('echo hi')", 1),
     ("9**9**9**9**9", 1), ("(" * 100000, 1),
 ])
-def test_verify_exit_codes(answer, code, capsys):
+def test_verify_exit_codes(answer, code, capfd):
     assert main(["verify", "game24", "4 9 10 13", answer]) == code
-    out = capsys.readouterr().out
+    # capfd, not capsys: a shell command run by os.system writes to file descriptor 1, which
+    # capsys would never see, so only capfd can notice "echo hi" having run.
+    out = capfd.readouterr().out
     assert out.startswith("valid" if code == 0 else "invalid")
     assert "hi\n" not in out
 
