@@ -22,6 +22,7 @@ from solver.report import final_rows, load_rows, lost_counts, summarize, wilson
 from solver.search import bfs
 from solver.trace import Trace
 from tasks.game24 import Game24
+from tests import references as ref
 from tests.fakes import ScriptedBackend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +31,12 @@ ARGS = ["--generated", "--range", "1-6", "--samples", "3", "--no-plots"]
 
 # The fake's script, shared with the subprocess below: right answers for some puzzles only.
 RIGHT = {"1 1 1 8": "(1 + 1 + 1) * 8", "1 1 1 12": "(1 + 1) * 12 * 1", "1 1 2 6": "(1 + 1) * 2 * 6"}
+
+
+def test_the_scripts_right_answers_are_right():
+    # The expected counts below (3 of 6 solved) rest on these answers, checked here by sympy.
+    assert all(ref.game24_ok(nums, answer) for nums, answer in RIGHT.items())
+    assert not ref.game24_ok("1 2 3 4", "1 + 1")
 
 
 def respond(prompt: str, params: GenParams, i: int) -> str:

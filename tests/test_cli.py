@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from solver.cli import main
+from tests import references as ref
 
 
 def tot(*args: str) -> subprocess.CompletedProcess:
@@ -17,9 +18,11 @@ def tot(*args: str) -> subprocess.CompletedProcess:
     ("(10 - 4) * (13 - 9)", 0), ("(10 - 4) * (13 - 8)", 1), ("__import__('os').system('echo hi')", 1),
     ("9**9**9**9**9", 1), ("(" * 100000, 1),
 ])
-def test_verify_exit_codes(answer, code, capsys):
+def test_verify_exit_codes(answer, code, capfd):
     assert main(["verify", "game24", "4 9 10 13", answer]) == code
-    out = capsys.readouterr().out
+    # capfd, not capsys: a shell command run by os.system writes to file descriptor 1, which
+    # capsys would never see, so only capfd can notice "echo hi" having run.
+    out = capfd.readouterr().out
     assert out.startswith("verified" if code == 0 else "NOT verified")
     assert "hi\n" not in out
 
@@ -50,6 +53,7 @@ def test_oracle_solve_json(tmp_path, capsys):
     assert out["verified"] is True and out["answer"]
     assert {"answer", "verified", "calls", "tokens", "seconds"} <= set(out)
     assert main(["verify", "game24", "4 9 10 13", out["answer"]]) == 0
+    assert ref.game24_ok("4 9 10 13", out["answer"])
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     assert events[0]["event"] == "start" and events[-1]["event"] == "end"
 

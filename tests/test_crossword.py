@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lexicon import build_lexicon
+from tests.profiles import examples
 from verifiers.crossword import (
     EMPTY,
     LAYOUT_5X5,
@@ -69,7 +70,7 @@ def _build(steps):
     return g
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(grids, st.sampled_from(LAYOUT_5X5.names), st.text("ABC", min_size=5, max_size=5))
 def test_gate_never_accepts_a_conflict_and_never_changes_the_parent(steps, slot, word):
     g = _build(steps)

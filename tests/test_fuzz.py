@@ -15,21 +15,24 @@ import random
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solver.evaluators import parse_vote
 from solver.task import Thought
+from tasks.datafiles import shared_data
 from tasks.game24 import Game24
 from tasks.game24.task import State24, parse_puzzle
-from verifiers.arithmetic import format_number, legal_steps, parse_number, verify_answer
+from tests import references as ref
+from tests.profiles import examples
+from verifiers.arithmetic import format_number, verify_answer
 from verifiers.verdict import Invalid, Solved, Valid
 
-CASES_PER_TASK = 10_000
+CASES_PER_TASK = examples(10_000)  # 10,000 under the ci profile, 100,000 under thorough
 DRAWN, MUTATED = 2, 18  # texts per hypothesis example: drawn by strategies, mutated from a corpus
 
 # ---- generic hostile text -------------------------------------------------------------------
@@ -128,70 +131,19 @@ def _state(*nums: Fraction | int) -> State24:
 
 
 STATES = [G24["reject"].root("4 9 10 13"), _state(Fraction(8, 3), 3, 8), _state(4, 6), _state(0, 0, 5)]
-SUCCESSORS = {s.numbers: {tuple(sorted([n for k, n in enumerate(s.numbers) if k not in (i, j)] + [r]))
-                          for i, j, _op, r in legal_steps(s.numbers)} for s in STATES}
 
 
-def _ref_value(text: str) -> tuple[Fraction, list[Fraction]] | None:
-    """An independent reader of final answers (recursive descent over ASCII tokens, exact
-    Fractions): value and leaves, or None. Stricter than the checker, never looser."""
-    text = re.sub(r"^\s*(?:answer\s*:)?\s*", "", text.strip(), count=1, flags=re.IGNORECASE)
-    for a, b in (("×", "*"), ("÷", "/"), ("−", "-"), ("–", "-")):
-        text = text.replace(a, b)
-    text = re.sub(r"(?<=[0-9)\s])[xX](?=[\s0-9(])", "*", text)
-    text = text.split("=", 1)[0]
-    tokens = re.findall(r"[0-9]+|[-+*/()]|\S", text)
-    pos = 0
-    leaves: list[Fraction] = []
+def _sym(n: Fraction) -> sympy.Rational:
+    return sympy.Rational(n.numerator, n.denominator)
 
-    def peek() -> str | None:
-        return tokens[pos] if pos < len(tokens) else None
 
-    def take() -> str:
-        nonlocal pos
-        pos += 1
-        return tokens[pos - 1]
+def _frac(q: sympy.Rational) -> Fraction:
+    return Fraction(int(q.p), int(q.q))
 
-    def expr() -> Fraction | None:
-        v = term()
-        while v is not None and peek() in ("+", "-"):
-            op, w = take(), term()
-            if w is None:
-                return None
-            v = v + w if op == "+" else v - w
-        return v
 
-    def term() -> Fraction | None:
-        v = factor()
-        while v is not None and peek() in ("*", "/"):
-            op, w = take(), factor()
-            if w is None or (op == "/" and w == 0):
-                return None
-            v = v * w if op == "*" else v / w
-        return v
-
-    def factor() -> Fraction | None:
-        t = peek()
-        if t is None:
-            return None
-        if t.isascii() and t.isdigit():
-            take()
-            leaves.append(Fraction(int(t)))
-            return leaves[-1]
-        if t == "(":
-            take()
-            v = expr()
-            if v is None or peek() != ")":
-                return None
-            take()
-            return v
-        return None
-
-    try:
-        value = expr()
-    except RecursionError:
-        return None
-    return None if value is None or pos != len(tokens) else (value, leaves)
+# Every state one step can lead to, computed with sympy (tests/references.py), not the checker.
+SUCCESSORS = {s.numbers: {tuple(_frac(q) for q in succ) for succ in ref.sym_successors([_sym(n) for n in s.numbers])}
+              for s in STATES}
 
 
 def _check_thought(state: State24, text: str) -> None:
@@ -206,9 +158,30 @@ def _check_thought(state: State24, text: str) -> None:
         assert isinstance(v, Solved) == (v.state.numbers == (Fraction(24),))
         if policy == "reject":
             assert not v.note
-            # The stated result must be the true one: it is the step's result number in the text.
-            stated = re.search(r"=\s*(\S+?)\s*(?:\(|[.,;]?\s*$)", text.replace("\u2212", "-"))
-            assert stated is not None and parse_number(stated.group(1)) in v.state.numbers
+        # Some reading of the text (tests/references.py) states a step on two available numbers
+        # whose result (sympy) is what the new state holds; under ``reject`` every stated fact
+        # (result, left list) is true as well.
+        have = [_sym(n) for n in state.numbers]
+        new = sorted(_sym(n) for n in v.state.numbers)
+        readings = ref.read_step(text)
+        assert readings, (policy, "accepted but does not read as a step", text)
+        assert any(_reading_ok(have, r, new, policy == "reject") for r in readings), (policy, text, v.state.numbers)
+
+
+def _reading_ok(have: list[sympy.Rational], reading: ref.Reading, new: list[sympy.Rational], strict: bool) -> bool:
+    a, op, b, c, left = reading
+    rest = list(have)
+    for x in (a, b):
+        if x not in rest:
+            return False
+        rest.remove(x)
+    if op == "/" and b == 0:
+        return False
+    true_c = ref.SYM_OPS[op](a, b)
+    want = sorted(rest + [true_c])
+    if new != want:
+        return False
+    return not strict or (c == true_c and left is not None and sorted(left) == want)
 
 
 def feed_game24(text: str) -> None:
@@ -235,13 +208,19 @@ def feed_game24(text: str) -> None:
             assert res.reason
             continue
         assert res == 24
-        ref = _ref_value(text)
-        assert ref is not None, text
-        assert ref[0] == 24 and sorted(ref[1]) == sorted(Fraction(n) for n in puzzle), text
+        tree = ref.read_tree(text)  # read by hand, valued with sympy
+        assert tree is not None, text
+        assert ref.answer_ok(puzzle, tree), text
         assert G24["reject"].verify_answer(" ".join(map(str, puzzle)), text) is None
-    # The text as a puzzle must give a clean verdict too.
+    # The text as a puzzle: a known answer of 4 9 10 13 passes exactly when the text is that puzzle.
     got = G24["reject"].verify_answer(text, "(10 - 4) * (13 - 9)")
-    assert got is None or isinstance(got, Invalid)
+    assert got is None or (isinstance(got, Invalid) and got.reason)
+    try:
+        nums = parse_puzzle(text)
+    except ValueError:
+        assert got is not None
+    else:
+        assert (got is None) == ref.game24_ok(nums, "(10 - 4) * (13 - 9)"), text
 
 
 @st.composite
@@ -287,7 +266,6 @@ GAME24 = FuzzTarget("game24", feed_game24, st.one_of(game24_steps(), game24_answ
 def _sudoku_target() -> FuzzTarget:
     from tasks.sudoku import task as sudoku_task
     from verifiers.sudoku import format_board as fmt
-    from verifiers.sudoku import parse_board
 
     tasks = {False: sudoku_task.Sudoku(boxes=False), True: sudoku_task.Sudoku(boxes=True)}
     puzzles = {False: "*2*|*32|*13", True: "1***|**1*|*1**|***1"}
@@ -296,16 +274,14 @@ def _sudoku_target() -> FuzzTarget:
 
     def rules_ok(board: tuple[tuple[int, ...], ...], boxes: bool) -> bool:
         n = len(board)
-        units = [list(row) for row in board] + [[board[r][c] for r in range(n)] for c in range(n)]
-        if boxes and n in (4, 6, 8, 9):  # the standard rules: boxes where the size has them
-            bh, bw = {4: (2, 2), 6: (2, 3), 8: (2, 4), 9: (3, 3)}[n]
-            units += [[board[r][c] for r in range(r0, r0 + bh) for c in range(c0, c0 + bw)]
-                      for r0 in range(0, n, bh) for c0 in range(0, n, bw)]
+        units = [[board[r][c] for r, c in u] for u in ref.sudoku_units(n, boxes and n in ref.BOX)]
         filled = [[v for v in u if v] for u in units]
         return all(len(f) == len(set(f)) and all(1 <= v <= n for v in f) for f in filled)
 
-    def accepted_ok(boxes: bool, state: Any, verdict: Any) -> None:
+    def accepted_ok(boxes: bool, state: Any, verdict: Any, text: str) -> None:
         old, new = state.board, verdict.state.board
+        assert ref.read_board(text) == new, "the new state is not the board the thought wrote"
+        assert ref.sudoku_step_ok(state.givens, old, new, boxes)
         assert len(new) == len(old) and all(len(r) == len(old) for r in new)
         cells = [(o, v) for ro, rn in zip(old, new, strict=False) for o, v in zip(ro, rn, strict=False)]
         assert all(o == 0 or o == v for o, v in cells), "a filled cell changed"
@@ -322,12 +298,11 @@ def _sudoku_target() -> FuzzTarget:
             else:
                 assert rules_ok(st.board, boxes)
             res = task.verify_answer(puzzles[boxes], text)
-            if res is None:  # accepted: complete, lawful, and keeps the givens
-                givens = parse_board(puzzles[boxes])
-                board = parse_board(text, len(givens))
-                assert all(v for row in board for v in row) and rules_ok(board, boxes)
-                pairs = zip(sum(givens, ()), sum(board, ()), strict=True)
-                assert all(g in (0, v) for g, v in pairs)
+            if res is None:  # accepted: read by hand, a solution by python-constraint
+                givens = ref.read_board(puzzles[boxes])
+                board = ref.read_board(text)
+                assert givens is not None and board is not None, "accepted but does not read as a board"
+                assert ref.csp_is_solution(givens, board, boxes)
             else:
                 assert isinstance(res, Invalid) and res.reason
         for boxes, state in states:
@@ -337,7 +312,7 @@ def _sudoku_target() -> FuzzTarget:
                 v = task.check(state, th)
                 assert isinstance(v, (Invalid, Valid, Solved))
                 if not isinstance(v, Invalid):
-                    accepted_ok(boxes, state, v)
+                    accepted_ok(boxes, state, v, th.text)
             assert task.parse_value(text) in (None, "sure", "likely", "impossible")
 
     corpus = tuple([t.text for b, st in states for t in tasks[b].legal_thoughts(st)][:60]
@@ -355,8 +330,7 @@ def _crosswords_target() -> FuzzTarget:
     from tasks.crosswords import Crosswords
     from tasks.crosswords.data import load_puzzles
 
-    data = Path(__file__).resolve().parents[1] / "tasks" / "data" / "tot" / "crosswords" / "mini0505.json"
-    puzzle = load_puzzles(data)[0].text()
+    puzzle = load_puzzles(shared_data("crosswords/mini0505.json"))[0].text()
     task = Crosswords()  # no lexicon gate: the gate is the grid's facts alone
     root = task.root(puzzle)
     states = [root]
@@ -383,8 +357,8 @@ def _crosswords_target() -> FuzzTarget:
         except ValueError as exc:
             assert str(exc)
         res = task.verify_answer(puzzle, text)
-        if res is None:
-            letters = re.sub(r"[\s|,]", "", text)
+        if res is None:  # accepted: a complete grid of ASCII letters, read by hand
+            letters = "".join(ch for ch in text if ch not in " \t\n\r\f\v|,")
             assert len(letters) == 25 and letters.isascii() and letters.isalpha()
         for state in states:
             for th in [Thought(text)] + task.parse_proposals(state, text):
@@ -409,7 +383,6 @@ def _crosswords_target() -> FuzzTarget:
 
 def _writing_target() -> FuzzTarget:
     from tasks.writing import Writing
-    from verifiers.writing import normalise
 
     line = ("The kettle began to sing. Nobody had fed the goldfish. Maria laughed until she cried. "
             "The storm passed before dawn.")
@@ -417,14 +390,8 @@ def _writing_target() -> FuzzTarget:
     sentences = tasks[0].root(line).sentences
     good = "\n\n".join(f"Part {i} of the story. {s}" for i, s in enumerate(sentences))
 
-    def ends(par: str, sentence: str) -> bool:
-        return normalise(par).rstrip(".!?\u2026\"' ").endswith(normalise(sentence).rstrip(".!?\u2026\"' "))
-
     def passage_ok(text: str) -> None:
-        paras = [p.strip() for p in re.split(r"\n[ \t\f\v]*\n", text.replace("\r\n", "\n").replace("\r", "\n"))
-                 if p.strip()]
-        assert len(paras) == 4, text[:200]
-        assert all(ends(p, s) for p, s in zip(paras, sentences, strict=False)), text[:200]
+        assert ref.passage_ok(sentences, text), text[:200]  # the separately written check
 
     states = []
     for task in tasks:
@@ -447,7 +414,8 @@ def _writing_target() -> FuzzTarget:
                     passage_ok(task.answer(v.state))
                 elif isinstance(v, Valid) and task.decomposition == "paragraphs":
                     i = len(state.paragraphs)
-                    assert ends(v.state.paragraphs[i], sentences[i]) and "\n\n" not in v.state.paragraphs[i]
+                    para = v.state.paragraphs[i]
+                    assert ref.ends_with_sentence(para, sentences[i]) and len(ref.split_paragraphs(para)) == 1
             assert task.parse_value(text) in (None, "sure", "likely", "impossible")
 
     corpus = tuple([good, good.replace("\n\n", "\n"), good + "\n\nPassage: more", line, *sentences,
@@ -458,18 +426,8 @@ def _writing_target() -> FuzzTarget:
     return FuzzTarget("writing", feed, near, corpus)
 
 
-def _optional(make: Callable[[], FuzzTarget]) -> list[FuzzTarget]:
-    """A task's target when its package is installed; any other failure to build it is an error."""
-    try:
-        return [make()]
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").startswith(("tasks.", "verifiers.")):
-            return []
-        raise
-
-
-TARGETS: list[FuzzTarget] = [GAME24, *_optional(_sudoku_target), *_optional(_crosswords_target),
-                             *_optional(_writing_target)]
+# Every task is fuzzed: a task package that fails to import is an error here, never a skipped target.
+TARGETS: list[FuzzTarget] = [GAME24, _sudoku_target(), _crosswords_target(), _writing_target()]
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=lambda t: t.name)
@@ -478,7 +436,7 @@ def test_fuzz_parsers_and_checkers(target: FuzzTarget) -> None:
 
     # Each example: DRAWN texts from hypothesis strategies (shrinkable) and MUTATED cheap
     # mutations of the task's corpus from a drawn seed; together at least CASES_PER_TASK texts.
-    @settings(max_examples=-(-CASES_PER_TASK // (DRAWN + MUTATED)), deadline=None, database=None, derandomize=True,
+    @settings(max_examples=-(-CASES_PER_TASK // (DRAWN + MUTATED)), deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(st.lists(texts_for(target), min_size=DRAWN, max_size=DRAWN), st.integers(0, 2**32 - 1))
     def run(texts: list[str], seed: int) -> None:
@@ -514,9 +472,12 @@ def test_pathological_inputs_finish(target: FuzzTarget, text: str) -> None:
     target.feed(text)  # a hang here shows up as a stuck test; a crash as an error
 
 
-def test_reference_reader_agrees_on_known_answers() -> None:
-    # The independent reader must itself be right, or the fuzz test proves nothing.
-    assert _ref_value("(10 - 4) * (13 - 9)") == (24, [10, 4, 13, 9])
-    assert _ref_value("Answer: 8 / (3 - 8 / 3) = 24") == (24, [8, 3, 8, 3])
-    assert _ref_value("1/0") is None and _ref_value("2**3") is None and _ref_value("(1") is None
+def test_reference_readers_agree_on_known_texts() -> None:
+    # The independent readers must themselves be right, or the fuzz test proves nothing.
+    assert ref.read_tree("(10 - 4) * (13 - 9)") == ("*", ("-", 10, 4), ("-", 13, 9))
+    assert ref.tree_value(ref.read_tree("Answer: 8 / (3 - 8 / 3) = 24")) == 24
+    assert ref.read_tree("2**3") is None and ref.read_tree("(1") is None
+    assert ref.read_step("13 - 9 = 4 (left: 4 4 10)") == [(13, "-", 9, 4, [4, 4, 10])]
+    assert ref.read_step("hello") == [] and ref.read_step("1 + 1 = 1/0") == []
+    assert ref.read_board("3*1|*2*|1**") == ((3, 0, 1), (0, 2, 0), (1, 0, 0)) and ref.read_board("3*|1") is None
     assert verify_answer((4, 9, 10, 13), "(10 - 4) * (13 - 9)") == 24

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from solver.lm.base import GenParams
+from tests import references as ref
 
 pytestmark = pytest.mark.model
 
@@ -41,11 +42,12 @@ def test_cli_solves_with_the_embedded_model(tmp_path):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["calls"] > 0 and out["tokens"] > 0
-    if out["answer"] is not None:
-        assert out["verified"]
-        v = subprocess.run([sys.executable, "-m", "solver.cli", "verify", "game24", "1 1 4 6", out["answer"]],
-                           capture_output=True, text=True)
-        assert v.returncode == 0
+    # The default search solves this puzzle with the embedded model (measured: 73 calls); the
+    # answer is confirmed by the sympy reference and by `tot verify`.
+    assert out["verified"] is True and ref.game24_ok("1 1 4 6", out["answer"])
+    v = subprocess.run([sys.executable, "-m", "solver.cli", "verify", "game24", "1 1 4 6", out["answer"]],
+                       capture_output=True, text=True)
+    assert v.returncode == 0
     assert r.stderr == ""  # llama.cpp's notices are silenced
 
 

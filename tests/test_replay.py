@@ -12,7 +12,9 @@ from solver.lm.base import GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.run import Settings, solve
+from solver.trace import Trace
 from tasks.game24 import Game24
+from tests import references as ref
 from tests.fakes import ReplayOnly, ScriptedBackend
 
 DATA = Path(__file__).parent / "data"
@@ -29,11 +31,41 @@ def test_replay_reproduces_recorded_run(run, tmp_path):
     s = Settings(generator=run["generator"], evaluator=run["evaluator"], breadth=run["breadth"],
                  cache=str(db), cache_mode="replay")
     client = LMClient(NoModel(), Usage(), Cache(db), "replay")
-    res = asyncio.run(solve(Game24(), run["puzzle"], s, client))
+    trace = Trace()
+    res = asyncio.run(solve(Game24(), run["puzzle"], s, client, trace))
     got = res.summary()
-    for key in ("answer", "verified", "proposed", "rejected", "expanded", "calls", "tokens"):
+    # The same recorded answers take the same path: a determinism check against the recording.
+    for key in ("answer", "proposed", "expanded", "calls", "tokens"):
         assert got[key] == run[key], key
     assert got["backend_calls"] == 0
+    # Verdicts are not taken from the recording but derived independently: every thought the model
+    # proposed is re-judged by the sympy reference from its parent's numbers, and the answer too.
+    states = {e["node"]: e["state"] for e in trace.of("root") + trace.of("verdict") if "node" in e and "state" in e}
+    thoughts = {e["node"]: e["thought"] for e in trace.of("proposal") if "node" in e}
+    rejected = 0
+    for e in trace.of("proposal"):
+        have = [ref.read_number(x) for x in states[e["parent"]].split()]
+        ok = any(_step_true(have, r) for r in ref.read_step(e["thought"]))
+        rejected += not ok
+        assert ok == ("node" in e), e["thought"]
+        if "node" in e:
+            assert thoughts[e["node"]] == e["thought"]
+    assert got["rejected"] == rejected
+    tree = ref.read_tree(got["answer"]) if got["answer"] is not None else None
+    assert got["verified"] == (tree is not None and ref.answer_ok([int(x) for x in run["puzzle"].split()], tree))
+
+
+def _step_true(have: list, reading: ref.Reading) -> bool:
+    a, op, b, c, left = reading
+    rest = list(have)
+    for x in (a, b):
+        if x not in rest:
+            return False
+        rest.remove(x)
+    if op == "/" and b == 0:
+        return False
+    true_c = ref.SYM_OPS[op](a, b)
+    return c == true_c and left is not None and sorted(left) == sorted(rest + [true_c])
 
 
 def test_replay_miss_is_a_clear_error(tmp_path):

@@ -27,6 +27,7 @@ from solver.trace import Trace, read_trace
 from solver.tree import PRUNED_FATES, build_tree, build_trees, load_truth, split_runs
 from tasks.game24 import Game24
 from tests.fakes import ScriptedBackend
+from tests.profiles import examples
 
 # A scripted model: a path to 24 from 4 9 10 13, some wrong arithmetic (rejected by the gate),
 # and "sure" only for states on that path.
@@ -263,7 +264,7 @@ def random_trees(draw: Any) -> list[int]:
     return [-1] + [draw(st.integers(0, i - 1)) for i in range(1, n)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(parents=random_trees(), data=st.data())
 def test_any_tree_shape_round_trips(parents, data):
     evs: list[dict[str, Any]] = [{"event": "start", "task": "t"}, {"event": "root", "node": 0, "state": "s0"}]

@@ -261,7 +261,10 @@ def test_cli_defaults_and_data_selection():
     assert PLUGIN.puzzles(args) == [("input", LINE)]
     assert PLUGIN.make_task(args).max_depth == 2
     args = build_parser(load_plugins()).parse_args(["solve", "game24", "4 9 10 13"])
-    assert args.generator != "sample" or args.breadth == 5  # other tasks keep the core defaults
+    from solver.cli import DEFAULT_GENERATOR
+
+    assert (args.generator, args.evaluator, args.breadth) == (DEFAULT_GENERATOR, "lm", 5)  # the core defaults
+    assert DEFAULT_GENERATOR != "sample"
 
 
 def test_cli_index_and_data_file(tmp_path):

@@ -1,14 +1,15 @@
 """The exact Creative Writing checks: sentence splitting of the paper's inputs and paragraph endings."""
 
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tasks.datafiles import shared_data
+from tests.profiles import examples
 from verifiers.writing import check_passage, ending_problem, normalise, paragraphs, split_sentences
 
-DATA = Path(__file__).resolve().parents[1] / "tasks" / "data" / "tot" / "text" / "data_100_random_text.txt"
+DATA = shared_data("text/data_100_random_text.txt")  # a missing file fails these tests, never skips them
 
 FUSED = {
     5: "Instead of a bachelorette party",
@@ -156,7 +157,7 @@ _SENTENCES = (list(S) + [split for line in _lines()[:40] for split in split_sent
               + ["Instead of a bachelorette party", "The heat"])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(_WORDS, min_size=4, max_size=4), st.lists(st.sampled_from(_SENTENCES), min_size=4, max_size=4),
        st.sampled_from(["\n\n", "\n \n", "\r\n\r\n", "\n\n\n"]))
 def test_any_paragraphs_with_the_right_endings_pass(prefixes, sentences, sep):
@@ -164,7 +165,7 @@ def test_any_paragraphs_with_the_right_endings_pass(prefixes, sentences, sep):
     assert check_passage(tuple(sentences), passage) is None
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(_WORDS, min_size=4, max_size=4), st.lists(st.sampled_from(_SENTENCES), min_size=4, max_size=4),
        st.integers(0, 3), st.sampled_from(["append", "delete", "replace"]), st.integers(0, 10**6),
        st.sampled_from("abcxyzQ"))

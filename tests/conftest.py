@@ -1,0 +1,6 @@
+"""Hypothesis profiles (see tests/profiles.py): ``ci`` by default, ``HYPOTHESIS_PROFILE=thorough``
+for ten times the examples, randomized."""
+
+from tests.profiles import register
+
+register()
