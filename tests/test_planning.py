@@ -26,7 +26,7 @@ World = tuple[tuple[tuple[str, str], ...], str | None]  # (sorted (block, below)
 
 
 def clear(world: World, x: str) -> bool:
-    below, held = dict(world[0]), world[1]
+    below = dict(world[0])
     return x in below and all(v != x for v in below.values())
 
 

@@ -126,7 +126,7 @@ def ground(problem: Problem) -> Grounded:
             out.append((GroundAction(schema.name, args), pre, neg,
                         frozenset(b(a) for a in schema.add), frozenset(b(a) for a in schema.delete)))
             if len(out) > MAX_GROUND_ACTIONS:
-                raise ValueError(f"the problem has more than {MAX_GROUND_ACTIONS} ground actions; too large to plan here")
+                raise ValueError(f"the problem has more than {MAX_GROUND_ACTIONS} ground actions: too large to plan")
     return Grounded(fluents, tuple(out))
 
 
@@ -156,7 +156,8 @@ def plan(problem: Problem, state: State | None = None, time_limit: float = 10.0,
     eq_ok = all((a[1] == a[2]) == pos for pos, a in problem.goal if a[0] == "=")
     if not (statics_ok and eq_ok):
         return PlanSearch("unsolvable", None, 0, time.monotonic() - start, mode)
-    ops = [_Operator(ga.text(), _txt(pre), _txt(neg), _txt(add), _txt(dele), ga) for ga, pre, neg, add, dele in g.actions]
+    ops = [_Operator(ga.text(), _txt(pre), _txt(neg), _txt(add), _txt(dele), ga)
+           for ga, pre, neg, add, dele in g.actions]
     facts = {atom_text(a) for a in cur if a[0] in g.fluents}
     for op in ops:
         facts |= op.preconditions | op.add_effects | op.del_effects | op.neg

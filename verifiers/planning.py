@@ -78,12 +78,12 @@ def binding(problem: Problem, action: GroundAction) -> tuple[Schema, dict[str, s
     if len(action.args) != len(schema.params):
         return f"{action.name} takes {len(schema.params)} arguments, got {len(action.args)}"
     types = problem.object_types()
-    for (var, typ), obj in zip(schema.params, action.args):
+    for (var, typ), obj in zip(schema.params, action.args, strict=True):
         if obj not in types:
             return f"unknown object {obj!r}"
         if not problem.is_a(types[obj], typ):
             return f"{obj} is a {types[obj]}, but {action.name} needs a {typ} for {var}"
-    return schema, dict(zip((v for v, _ in schema.params), action.args))
+    return schema, dict(zip((v for v, _ in schema.params), action.args, strict=True))
 
 
 def failed_precondition(problem: Problem, state: State, action: GroundAction) -> str | None:
@@ -119,7 +119,8 @@ def goal_holds(problem: Problem, state: State) -> bool:
 
 
 def unmet_goals(problem: Problem, state: State) -> list[str]:
-    return [("" if pos else "not ") + atom_text(atom) for pos, atom in problem.goal if not _holds((pos, atom), {}, state)]
+    return [("" if pos else "not ") + atom_text(atom)
+            for pos, atom in problem.goal if not _holds((pos, atom), {}, state)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +146,8 @@ def simulate(problem: Problem, plan: list[GroundAction], state: State | None = N
             return PlanResult(len(plan), i, f"step {i} {act.text()}: {reason}", False, cur)
         cur = apply(problem, cur, act)
     reached = goal_holds(problem, cur)
-    why = None if reached else "the goal does not hold after the last step: unmet " + ", ".join(unmet_goals(problem, cur))
+    why = None if reached else ("the goal does not hold after the last step: unmet "
+                                + ", ".join(unmet_goals(problem, cur)))
     return PlanResult(len(plan), None, why, reached, cur)
 
 

@@ -43,7 +43,7 @@ def facts(towers: Towers) -> list[str]:
     out = []
     for t in towers:
         out.append(f"(on-table {t[0]})")
-        out += [f"(on {up} {down})" for down, up in zip(t, t[1:])]
+        out += [f"(on {up} {down})" for down, up in zip(t, t[1:], strict=False)]
         out.append(f"(clear {t[-1]})")
     return out
 

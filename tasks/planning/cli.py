@@ -97,7 +97,8 @@ class PlanningPlugin:
         if not res.answer:
             return {"plan": None}, ""
         rep = task.report_answer(puzzle, res.answer)
-        return {"plan": res.answer.splitlines(), "report": rep.to_json()}, "plan:\n  " + res.answer.replace("\n", "\n  ")
+        text = "plan:\n  " + res.answer.replace("\n", "\n  ")
+        return {"plan": res.answer.splitlines(), "report": rep.to_json()}, text
 
     async def run_method(self, args: argparse.Namespace, make_client: Any) -> int:
         """``--method llmp``, ``direct`` or ``planner``: not a search over thoughts."""

@@ -98,7 +98,7 @@ def gate_problem(domain_pddl: str, problem_pddl: str) -> tuple[Problem | None, l
     types = prob.object_types()
     for atom in sorted(prob.init):
         allowed = dict(prob.predicates).get(atom[0], ())
-        for obj, options in zip(atom[1:], allowed):
+        for obj, options in zip(atom[1:], allowed, strict=False):
             if not any(prob.is_a(types.get(obj, "object"), t) for t in options):
                 reasons.append(f"init fact ({' '.join(atom)}): {obj} is a {types.get(obj)}, "
                                f"but {atom[0]} needs {' or '.join(options)} there")
@@ -130,7 +130,8 @@ def _judge(out: Outcome, inp: Inputs, own: Problem, plan_text: str) -> None:
     """Validate the plan against the ground truth when known; else only against the model's problem."""
     if inp.truth_pddl is not None:
         truth = parse_problem(inp.domain_pddl, inp.truth_pddl)
-        out.report = report_plan(truth, plan_text, out.optimal_length, rules="PDDL plan semantics, ground-truth problem")
+        out.report = report_plan(truth, plan_text, out.optimal_length,
+                                 rules="PDDL plan semantics, ground-truth problem")
         out.checked_against = "ground truth"
     else:
         out.report = report_plan(own, plan_text, None, rules="PDDL plan semantics, the model's own problem only")

@@ -11,7 +11,8 @@ Here is the PDDL domain file:
 {example}Now I have a new planning problem and its description is:
 {problem_nl}
 
-Provide me with the problem PDDL file that describes the new planning problem directly without further explanations. Only return the PDDL file. Do not return anything else.
+Provide me with the problem PDDL file that describes the new planning problem directly without further
+explanations. Only return the PDDL file. Do not return anything else.
 """
 
 LLMP_EXAMPLE = """An example planning problem is:
