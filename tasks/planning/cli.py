@@ -136,6 +136,22 @@ class PlanningPlugin:
         print_outcome(out, args.json)
         return 0 if out.report is not None and out.report.verified else 1
 
+    def add_bench_args(self, parser: argparse.ArgumentParser) -> None:
+        from tasks.planning.bench import add_bench_args
+
+        add_bench_args(parser)
+
+    @property
+    def bench_defaults(self) -> dict[str, str]:
+        from tasks.planning.bench import DEFAULTS
+
+        return DEFAULTS
+
+    async def run_bench(self, args: argparse.Namespace) -> int:
+        from tasks.planning.bench import run_bench
+
+        return await run_bench(args)
+
     def add_verify_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--domain", required=True, help="domain PDDL file")
         parser.add_argument("--problem", required=True, help="problem PDDL file")

@@ -17,6 +17,8 @@ from verifiers.planning import parse_action, report_plan
 from verifiers.report import AnswerReport, Check
 
 PDDL_TOKENS = 1024
+# A base model goes on with a new problem of its own after its answer; these end the answer there.
+STOPS = ("Now I have a new planning problem", "An example planning problem is")
 PLAN_TOKENS = 512
 ALREADY = "the goal already holds"
 
@@ -53,6 +55,7 @@ class Outcome:
     planner: str = ""
     optimal_length: int | None = None
     error: str | None = None
+    last_answer: str = ""  # the model's last text (cut to 2,000 characters), to see what it wrote
 
     @property
     def solved(self) -> bool:
@@ -67,7 +70,7 @@ class Outcome:
         return {"method": self.method, "plan": self.plan, "solved": self.solved, "optimal": self.optimal,
                 "checked_against": self.checked_against, "attempts": self.attempts, "refusals": self.refusals,
                 "planner": self.planner, "optimal_length": self.optimal_length, "error": self.error,
-                "problem_pddl": self.problem_pddl,
+                "problem_pddl": self.problem_pddl, "last_answer": self.last_answer,
                 "report": self.report.to_json() if self.report is not None else None}
 
 
@@ -82,6 +85,12 @@ def extract_problem(text: str) -> str:
         if forms and "(problem" in forms[0].lower().replace("( ", "("):
             return forms[0]
         start = text.lower().find("(define", start + 1)
+    first = text.lower().find("(define")
+    if first >= 0:
+        code = "\n".join(line.split(";", 1)[0] for line in text[first:].splitlines())
+        missing = code.count("(") - code.count(")")
+        if missing > 0:
+            raise ValueError(f"the (define (problem ...)) form is not closed: {missing} ')' missing")
     raise ValueError("no complete (define (problem ...)) form in the answer")
 
 
@@ -143,13 +152,14 @@ async def run_llmp(inp: Inputs, client: Any, *, repairs: int = 2, planner_second
                    optimal_length: int | None = None) -> Outcome:
     """One LLM+P run: write, gate (with up to ``repairs`` repairs), plan, validate."""
     out = Outcome("llmp" if inp.example is not None else "llmp-no-example", optimal_length=optimal_length)
-    params = GenParams(n=1, temperature=temperature, max_tokens=PDDL_TOKENS, seed=seed)
+    params = GenParams(n=1, temperature=temperature, max_tokens=PDDL_TOKENS, seed=seed, stop=STOPS)
     prompt = llmp_prompt(inp)
     own: Problem | None = None
     for attempt in range(repairs + 1):
         out.attempts = attempt + 1
         texts = await client.complete(prompt, params, "llmp")
         text = texts[0] if texts else ""
+        out.last_answer = text[:2000]
         try:
             candidate = extract_problem(text)
         except ValueError as e:
@@ -213,7 +223,8 @@ async def run_direct(inp: Inputs, client: Any, *, temperature: float = 0.0, seed
         raise ValueError("the direct baseline needs the problem PDDL to check the plan (pNN.pddl beside pNN.nl)")
     truth = parse_problem(inp.domain_pddl, inp.truth_pddl)
     texts = await client.complete(direct_prompt(inp, truth), GenParams(
-        n=1, temperature=temperature, max_tokens=PLAN_TOKENS, seed=seed), "direct")
+        n=1, temperature=temperature, max_tokens=PLAN_TOKENS, seed=seed, stop=STOPS), "direct")
+    out.last_answer = (texts[0] if texts else "")[:2000]
     out.plan = plan_lines(texts[0] if texts else "")
     if not out.plan:
         out.report = AnswerReport("PDDL plan semantics, ground-truth problem",
