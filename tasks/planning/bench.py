@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from solver.budget import BudgetExhausted
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
 from solver.run import make_client, solve
@@ -117,11 +118,13 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
             row.update(solved=solved, optimal=bool(solved and opt is not None and length is not None
                                                    and length <= opt),
                        plan_length=length, stopped_by=res.stopped_by, expanded=res.expanded,
-                       reason=None if solved else (rep.reason if rep else f"no plan ({res.stopped_by or 'search ended'})"))
+                       reason=None if solved else (rep.reason if rep else f"no plan ({res.stopped_by or 'ended'})"))
         if client is not None:
             usage = client.usage
             row.update(calls=usage.calls, tokens=usage.prompt_tokens + usage.completion_tokens)
         row["status"] = "done"
+    except BudgetExhausted as exc:  # a budget is part of the method: a failure, not an error to retry
+        row.update(status="done", solved=False, optimal=False, reason=f"the {exc} budget ran out")
     except (LMError, CacheMiss) as exc:
         row.update(status="error", solved=False, optimal=False, error=f"{type(exc).__name__}: {exc}"[:300])
     finally:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from solver.budget import BudgetExhausted
 from tasks.planning.files import join_puzzle, read_text
 from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_direct, run_llmp
 from tasks.planning.task import Planning
@@ -131,6 +132,8 @@ class PlanningPlugin:
                                      planner_mode=args.planner_mode, seed=args.seed)
             else:
                 out = await run_direct(inp, client, seed=args.seed)
+        except BudgetExhausted as exc:
+            out = Outcome(args.method, error=f"the {exc} budget ran out")
         finally:
             await client.close()
         print_outcome(out, args.json)
