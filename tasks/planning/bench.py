@@ -121,7 +121,8 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
                        reason=None if solved else (rep.reason if rep else f"no plan ({res.stopped_by or 'ended'})"))
         if client is not None:
             usage = client.usage
-            row.update(calls=usage.calls, tokens=usage.prompt_tokens + usage.completion_tokens)
+            row.update(calls=usage.calls, failed_calls=usage.failed_calls,
+                       tokens=usage.prompt_tokens + usage.completion_tokens)
         row["status"] = "done"
     except BudgetExhausted as exc:  # a budget is part of the method: a failure, not an error to retry
         row.update(status="done", solved=False, optimal=False, reason=f"the {exc} budget ran out")

@@ -154,11 +154,15 @@ async def run_llmp(inp: Inputs, client: Any, *, repairs: int = 2, planner_second
     out = Outcome("llmp" if inp.example is not None else "llmp-no-example", optimal_length=optimal_length)
     params = GenParams(n=1, temperature=temperature, max_tokens=PDDL_TOKENS, seed=seed, stop=STOPS)
     prompt = llmp_prompt(inp)
+    errors = _capture_errors(client)
     own: Problem | None = None
     for attempt in range(repairs + 1):
         out.attempts = attempt + 1
         texts = await client.complete(prompt, params, "llmp")
-        text = texts[0] if texts else ""
+        if not texts:
+            out.error = "the model call failed: " + (errors[-1] if errors else "no answer")
+            return out
+        text = texts[0]
         out.last_answer = text[:2000]
         try:
             candidate = extract_problem(text)
@@ -222,8 +226,12 @@ async def run_direct(inp: Inputs, client: Any, *, temperature: float = 0.0, seed
     if inp.truth_pddl is None:
         raise ValueError("the direct baseline needs the problem PDDL to check the plan (pNN.pddl beside pNN.nl)")
     truth = parse_problem(inp.domain_pddl, inp.truth_pddl)
+    errors = _capture_errors(client)
     texts = await client.complete(direct_prompt(inp, truth), GenParams(
         n=1, temperature=temperature, max_tokens=PLAN_TOKENS, seed=seed, stop=STOPS), "direct")
+    if not texts:
+        out.error = "the model call failed: " + (errors[-1] if errors else "no answer")
+        return out
     out.last_answer = (texts[0] if texts else "")[:2000]
     out.plan = plan_lines(texts[0] if texts else "")
     if not out.plan:
@@ -233,6 +241,13 @@ async def run_direct(inp: Inputs, client: Any, *, temperature: float = 0.0, seed
         return out
     _judge(out, inp, truth, "\n".join(out.plan))
     return out
+
+
+def _capture_errors(client: Any) -> list[str]:
+    """The model errors of this run (e.g. a prompt longer than the model's context), as the client reports them."""
+    errors: list[str] = []
+    client.on_event = lambda ev: errors.append(str(ev.get("error"))) if ev.get("event") == "lm_error" else None
+    return errors
 
 
 def example_plan(domain_pddl: str, example_pddl: str, seconds: float = 10.0) -> str:
