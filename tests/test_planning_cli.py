@@ -153,3 +153,21 @@ def test_gate_reasons() -> None:
     assert extract_problem("text\n" + ok + "\nmore") == ok.strip()
     with pytest.raises(ValueError):
         extract_problem("(define (domain blocks))")
+
+
+def test_generated_folder_has_llmp_layout_and_english_matches_pddl(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from tasks.planning import blocksworld
+
+    monkeypatch.setattr("sys.argv", ["blocksworld", str(tmp_path), "--blocks", "3", "--count", "2"])
+    blocksworld.main()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["domain.nl", "domain.pddl", "p01.nl", "p01.pddl", "p02.nl", "p02.pddl",
+                     "p_example.nl", "p_example.pddl"]
+    nl, pddl = (tmp_path / "p01.nl").read_text(), (tmp_path / "p01.pddl").read_text()
+    for line in nl.splitlines():
+        words = line.rstrip(".").split()
+        if "top" in words and "should" not in words:
+            assert f"(on {words[0]} {words[-1]})" in pddl
+        if "should" in words:
+            assert f"(on {words[0]} {words[-1]})" in pddl.split(":goal")[1]
