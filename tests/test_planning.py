@@ -245,6 +245,18 @@ def test_task_check_solved_and_answer_reverifies() -> None:
     assert all(isinstance(task.check(state, t), (Valid, Solved)) for t in task.legal_thoughts(state))
 
 
+def test_restore_rebuilds_described_states() -> None:
+    task = Planning()
+    puzzle = join_puzzle(LAMP, LAMP_P)
+    state = task.root(puzzle)
+    assert task.restore(puzzle, task.describe(state)) == state
+    v = task.check(state, Thought("(switch-on l1)"))
+    assert isinstance(v, Valid)
+    assert task.restore(puzzle, task.describe(v.state)) == v.state
+    with pytest.raises(ValueError):
+        task.restore(puzzle, "after 1 actions: (smash l9)")
+
+
 @pytest.mark.parametrize("text", ["(unstack b2 b3)", "unstack b2 b3", "1. (unstack b2 b3)", "UNSTACK B2 B3,"])
 def test_action_forms(text: str) -> None:
     assert parse_action(text) == GroundAction("unstack", ("b2", "b3"))

@@ -144,6 +144,19 @@ class Planning:
             return Invalid(str(e))
         return None if rep.verified else Invalid(rep.reason or "not verified")
 
+    def restore(self, puzzle: str, description: str) -> PlanState:
+        """The state ``describe`` wrote (for ``tot audit``), rebuilt by replaying its actions."""
+        state = self.root(puzzle)
+        _, sep, actions = description.partition(": ")
+        if not sep or not description.startswith("after "):
+            raise ValueError(f"not a planning state description: {description[:60]!r}")
+        for piece in re.findall(r"\([^()]*\)", actions if actions != "(start)" else ""):
+            verdict = self.check(state, Thought(piece))
+            if isinstance(verdict, Invalid):
+                raise ValueError(f"the described plan does not replay: {verdict.reason}")
+            state = verdict.state
+        return state
+
     def describe(self, state: PlanState) -> str:
         return f"after {len(state.plan)} actions: {' '.join(state.plan) or '(start)'}"
 
