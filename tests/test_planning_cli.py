@@ -171,3 +171,23 @@ def test_generated_folder_has_llmp_layout_and_english_matches_pddl(tmp_path: Pat
             assert f"(on {words[0]} {words[-1]})" in pddl
         if "should" in words:
             assert f"(on {words[0]} {words[-1]})" in pddl.split(":goal")[1]
+
+
+def test_bench_on_generated_domain_resumes_and_refuses_unknown_domains(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tasks.planning import blocksworld
+
+    monkeypatch.setattr("sys.argv", ["blocksworld", str(tmp_path / "data" / "blocks"), "--count", "2"])
+    blocksworld.main()
+    argv = ["bench", "planning", "--llmp-dir", str(tmp_path / "data"), "--domains", "blocks", "--range", "1-2",
+            "--methods", "tot-bfs-oracle", "--out", str(tmp_path / "out"), "--oracle-seconds", "5"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "| blocks | 2 | 2/2" in out
+    rows = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    assert len(rows) == 2 and all(json.loads(r)["solved"] for r in rows)
+    assert main(argv) == 0  # a rerun skips finished pairs
+    assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == 2
+    capsys.readouterr()
+    assert main([*argv[:5], "nowhere", *argv[6:]]) == 2
+    assert "unknown domain 'nowhere'" in capsys.readouterr().err
