@@ -188,14 +188,14 @@ def test_a_plan_the_validator_accepts_is_accepted_by_the_independent_simulator(w
 
 
 LAMP = """(define (domain lamp) (:requirements :strips :typing :negative-preconditions :equality)
- (:types lamp)
+ (:types lamp room)
  (:constants master - lamp)
  (:predicates (on ?l - lamp) (intact ?l - lamp) (linked ?a ?b - lamp))
  (:action switch-on :parameters (?l - lamp) :precondition (and (intact ?l) (not (on ?l))) :effect (on ?l))
  (:action smash :parameters (?l - lamp) :precondition (intact ?l) :effect (not (intact ?l)))
  (:action pair :parameters (?a ?b - lamp) :precondition (and (not (= ?a ?b)) (on master))
    :effect (linked ?a ?b)))"""
-LAMP_P = """(define (problem p) (:domain lamp) (:objects l1 l2 - lamp) (:init (intact l1) (intact master))
+LAMP_P = """(define (problem p) (:domain lamp) (:objects l1 l2 - lamp hall - room) (:init (intact l1) (intact master))
  (:goal (and (on l1) (linked l1 master))))"""
 
 
@@ -208,6 +208,8 @@ def test_negative_preconditions_equality_constants_and_types() -> None:
     assert "= master" in (failed_precondition(prob, s, parse_action("pair master master")) or "")
     assert failed_precondition(prob, s, parse_action("pair l1 master")) is None
     assert "unknown object" in (failed_precondition(prob, s, parse_action("smash l9")) or "")
+    assert "hall is a room, but switch-on needs a lamp" in (failed_precondition(prob, s, parse_action("switch-on hall"))
+                                                            or "")
     assert "takes 1 arguments" in (failed_precondition(prob, s, parse_action("smash l1 l2")) or "")
 
 
