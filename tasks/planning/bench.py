@@ -125,7 +125,7 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
                        tokens=usage.prompt_tokens + usage.completion_tokens)
         row["status"] = "done"
     except BudgetExhausted as exc:  # a budget is part of the method: a failure, not an error to retry
-        row.update(status="done", solved=False, optimal=False, reason=f"the {exc} budget ran out")
+        row.update(status="done", solved=False, optimal=False, reason=f"the {exc.which} budget ran out")
     except (LMError, CacheMiss) as exc:
         row.update(status="error", solved=False, optimal=False, error=f"{type(exc).__name__}: {exc}"[:300])
     finally:

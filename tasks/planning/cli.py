@@ -133,7 +133,7 @@ class PlanningPlugin:
             else:
                 out = await run_direct(inp, client, seed=args.seed)
         except BudgetExhausted as exc:
-            out = Outcome(args.method, error=f"the {exc} budget ran out")
+            out = Outcome(args.method, error=f"the {exc.which} budget ran out")
         finally:
             await client.close()
         print_outcome(out, args.json)
