@@ -95,7 +95,9 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
     try:
         if method in ("llmp", "llmp-no-example", "direct"):
             inp = _inputs(folder, i, method != "llmp-no-example", method == "direct")
-            client = make_client(dataclasses.replace(settings, generator="propose"))
+            # No seconds budget here: the calls are bounded by --repairs and their token limits.
+            client = make_client(dataclasses.replace(settings, generator="propose",
+                                                     budget=dataclasses.replace(settings.budget, seconds=None)))
             if method == "direct":
                 out: Outcome = await run_direct(inp, client, seed=settings.seed, optimal_length=opt)
             else:
@@ -124,6 +126,8 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
             row.update(calls=usage.calls, failed_calls=usage.failed_calls,
                        tokens=usage.prompt_tokens + usage.completion_tokens)
         row["status"] = "done"
+    except ValueError as exc:  # bad input of one pair (e.g. a data file) is that pair's result, not a crash
+        row.update(status="done", solved=False, optimal=False, reason=f"bad input: {exc}")
     except BudgetExhausted as exc:  # a budget is part of the method: a failure, not an error to retry
         row.update(status="done", solved=False, optimal=False, reason=f"the {exc.which} budget ran out")
     except (LMError, CacheMiss) as exc:
