@@ -50,7 +50,8 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         if name in SUBCOMMANDS:
             continue
         sp = tasks.add_parser(name, help=plugin.help, conflict_handler="resolve")
-        plugin.add_solve_args(sp)
+        own_args = getattr(plugin, "add_bench_args", None)  # a task with its own bench (planning)
+        (own_args or plugin.add_solve_args)(sp)
         _add_search_args(sp)
         g = sp.add_argument_group("bench")
         g.add_argument("--methods", "--method", dest="methods", default="io,cot,cot-sc,tot-bfs",
@@ -66,6 +67,7 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         g.add_argument("--trace", default=None, help="append every run's trace (JSON lines) to this file")
         g.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
         sp.set_defaults(method="tot-bfs")  # settings_from reads it; --methods picks per run
+        sp.set_defaults(**getattr(plugin, "bench_defaults", {}))
     mp = tasks.add_parser("merge", help="join results directories (shards) into one")
     mp.add_argument("dirs", nargs="+", help="results directories")
     mp.add_argument("--out", required=True, help="the merged directory")
@@ -381,4 +383,7 @@ async def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
         return merge(args)
     if args.bench_task == "report":
         return report(args)
+    own_bench = getattr(plugins[args.bench_task], "run_bench", None)  # planning: domains x methods of its own
+    if own_bench is not None:
+        return int(await own_bench(args))
     return await run_bench(args, plugins)

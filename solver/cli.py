@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import importlib
 import inspect
 import json
@@ -106,6 +107,10 @@ def build_parser(plugins: dict[str, TaskPlugin]) -> argparse.ArgumentParser:
         sp = solve_tasks.add_parser(name, help=plugin.help)
         plugin.add_solve_args(sp)
         _add_search_args(sp)
+        for action in sp._actions:  # a task's own methods (planning: llmp, direct) join the choices
+            task_methods: tuple[str, ...] = getattr(plugin, "methods", ())
+            if action.dest == "method" and task_methods:
+                action.choices = [*(action.choices or ()), *task_methods]
         sp.set_defaults(**getattr(plugin, "solve_defaults", {}))  # e.g. writing: sample + vote, b=1
         vp = verify_tasks.add_parser(name, help=plugin.help)
         plugin.add_verify_args(vp)
@@ -157,6 +162,10 @@ def _fmt(result: dict[str, Any]) -> str:
 
 
 async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
+    if args.method in getattr(plugin, "methods", ()):  # a task's own method, not a search (planning: llmp)
+        s = settings_from(args)
+        run_method: Any = getattr(plugin, "run_method", None)
+        return int(await run_method(args, lambda: make_client(dataclasses.replace(s, generator="propose"))))
     puzzles = plugin.puzzles(args)
     task = plugin.make_task(args)
     s = settings_from(args)

@@ -1,0 +1,1 @@
+"""Classical planning from PDDL: exact action gate, planner oracle, LLM+P and Tree of Thoughts over actions."""

@@ -1,0 +1,194 @@
+"""``tot bench planning``: LLM+P (with and without its example), the direct baseline and Tree of
+Thoughts over actions (exact-oracle upper bound, and the model's own evaluator) across the LLM+P
+domains. Success means the plan is valid for the ground-truth problem; optimal means it is no
+longer than the optimal planner's plan (when that finished within its limit). Each finished
+(problem, method) pair is appended to DIR/results.jsonl at once, and a rerun skips it."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from solver.budget import BudgetExhausted
+from solver.lm.base import LMError
+from solver.lm.cache import CacheMiss
+from solver.run import make_client, solve
+from tasks.datafiles import parse_span
+from tasks.planning.files import LLMP_DOMAINS, domain_file, join_puzzle, llmp_dir, read_text
+from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_direct, run_llmp
+from tasks.planning.task import Planning
+from verifiers.pddl_model import parse_problem
+from verifiers.planner import plan
+from verifiers.planning import report_plan
+
+METHODS = ("llmp", "llmp-no-example", "direct", "tot-bfs-oracle", "tot-bfs")
+DEFAULTS = {"methods": ",".join(METHODS)}
+
+
+def add_bench_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--llmp-dir", default=None, help="LLM+P domains folder (default $TOT_LLMP_DIR or "
+                                                         "../shared/data/llmp beside the checkout)")
+    parser.add_argument("--domains", default=",".join(LLMP_DOMAINS), help="comma-separated domain folders")
+    parser.add_argument("--range", dest="ranks", default="1-3", help="problem numbers, e.g. 1-3 (default)")
+    parser.add_argument("--repairs", type=int, default=1, help="llmp: repairs after a refused problem")
+    parser.add_argument("--planner-seconds", type=float, default=20.0, help="planner limit for llmp's plan")
+    parser.add_argument("--optimal-seconds", type=float, default=20.0, help="limit for the optimal length")
+    parser.add_argument("--oracle-seconds", type=float, default=5.0, help="oracle evaluator: planner limit")
+    parser.add_argument("--max-steps", type=int, default=40, help="longest plan a search builds")
+    parser.add_argument("--planner-mode", choices=["optimal", "satisficing"], default="optimal")
+
+
+def problems(args: argparse.Namespace) -> list[tuple[str, Path, int]]:
+    root = llmp_dir(args.llmp_dir)
+    lo, hi = parse_span(args.ranks, 1, "1-3", "problem range")
+    out = []
+    for name in (d.strip() for d in args.domains.split(",") if d.strip()):
+        folder = root / name
+        if not folder.is_dir():
+            raise ValueError(f"unknown domain {name!r}: no folder {folder} (LLM+P has {', '.join(LLMP_DOMAINS)})")
+        out += [(name, folder, i) for i in range(lo, hi + 1) if (folder / f"p{i:02d}.pddl").is_file()]
+    if not out:
+        raise ValueError("no problems in that range")
+    return out
+
+
+def _inputs(folder: Path, i: int, with_example: bool, need_plan: bool) -> Inputs:
+    dom = read_text(domain_file(folder), "domain")
+    ex_pddl = read_text(folder / "p_example.pddl", "example problem")
+    example = Example(read_text(folder / "p_example.nl", "example"), ex_pddl,
+                      example_plan(dom, ex_pddl) if need_plan else "") if with_example else None
+    return Inputs(dom, read_text(folder / "domain.nl", "domain description"),
+                  read_text(folder / f"p{i:02d}.nl", "problem description"), example,
+                  read_text(folder / f"p{i:02d}.pddl", "problem"))
+
+
+def optimal_length(out: Path, folder: Path, i: int, seconds: float) -> int | None:
+    """The optimal planner's plan length, remembered in DIR/optimal.jsonl (None: not within the limit)."""
+    store = out / "optimal.jsonl"
+    key = f"{folder.name}/p{i:02d}"
+    if store.is_file():
+        for line in store.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if rec.get("key") == key and rec.get("seconds_limit") == seconds:
+                return rec["length"]
+    prob = parse_problem(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "problem"))
+    found = plan(prob, time_limit=seconds, mode="optimal")
+    length = len(found.plan) if found.plan is not None else None
+    with store.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"key": key, "seconds_limit": seconds, "length": length, "status": found.status,
+                             "seconds": round(found.seconds, 2)}) + "\n")
+    return length
+
+
+async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, method: str,
+               opt: int | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"domain": folder.name, "problem": i, "method": method, "optimal_length": opt}
+    start = time.monotonic()
+    client = None
+    try:
+        if method in ("llmp", "llmp-no-example", "direct"):
+            inp = _inputs(folder, i, method != "llmp-no-example", method == "direct")
+            # No seconds budget here: the calls are bounded by --repairs and their token limits.
+            client = make_client(dataclasses.replace(settings, generator="propose",
+                                                     budget=dataclasses.replace(settings.budget, seconds=None)))
+            if method == "direct":
+                out: Outcome = await run_direct(inp, client, seed=settings.seed, optimal_length=opt)
+            else:
+                out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
+                                     planner_mode=args.planner_mode, seed=settings.seed, optimal_length=opt)
+            row.update(solved=out.solved, optimal=out.optimal, plan_length=len(out.plan) if out.plan else None,
+                       attempts=out.attempts, refusals=len(out.refusals), error=out.error,
+                       reason=out.report.reason if out.report else out.error)
+        else:
+            puzzle = join_puzzle(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "p"))
+            task = Planning(max_depth=args.max_steps, oracle_seconds=args.oracle_seconds)
+            s = dataclasses.replace(settings, method="tot-bfs")
+            if method == "tot-bfs-oracle":
+                s = dataclasses.replace(s, generator="enumerate", evaluator="oracle", breadth=1)
+            client = make_client(s)
+            res = await solve(task, puzzle, s, client)
+            rep = report_plan(task.problem(puzzle), res.answer, opt) if res.answer else None
+            solved = bool(rep and rep.verified)
+            length = len(res.answer.splitlines()) if res.answer else None
+            row.update(solved=solved, optimal=bool(solved and opt is not None and length is not None
+                                                   and length <= opt),
+                       plan_length=length, stopped_by=res.stopped_by, expanded=res.expanded,
+                       reason=None if solved else (rep.reason if rep else f"no plan ({res.stopped_by or 'ended'})"))
+        if client is not None:
+            usage = client.usage
+            row.update(calls=usage.calls, failed_calls=usage.failed_calls,
+                       tokens=usage.prompt_tokens + usage.completion_tokens)
+        row["status"] = "done"
+    except ValueError as exc:  # bad input of one pair (e.g. a data file) is that pair's result, not a crash
+        row.update(status="done", solved=False, optimal=False, reason=f"bad input: {exc}")
+    except BudgetExhausted as exc:  # a budget is part of the method: a failure, not an error to retry
+        row.update(status="done", solved=False, optimal=False, reason=f"the {exc.which} budget ran out")
+    except (LMError, CacheMiss) as exc:
+        row.update(status="error", solved=False, optimal=False, error=f"{type(exc).__name__}: {exc}"[:300])
+    finally:
+        if client is not None:
+            await client.close()
+    row["seconds"] = round(time.monotonic() - start, 1)
+    return row
+
+
+def table(rows: list[dict[str, Any]], methods: list[str]) -> str:
+    domains = sorted({r["domain"] for r in rows})
+    head = "| domain | n | " + " | ".join(methods) + " |"
+    lines = [head, "|" + "---|" * (len(methods) + 2)]
+    for d in [*domains, "all"]:
+        mine = [r for r in rows if d in ("all", r["domain"])]
+        n = len({(r["domain"], r["problem"]) for r in mine})
+        cells = []
+        for m in methods:
+            rs = [r for r in mine if r["method"] == m]
+            cells.append(f"{sum(bool(r.get('solved')) for r in rs)}/{len(rs)} "
+                         f"({sum(bool(r.get('optimal')) for r in rs)} opt)" if rs else "-")
+        lines.append(f"| {d} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+async def run_bench(args: argparse.Namespace) -> int:
+    from solver.cli import settings_from
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    for m in methods:
+        if m not in METHODS:
+            raise ValueError(f"unknown planning method {m!r}; choose from {', '.join(METHODS)}")
+    settings = settings_from(args)
+    todo = problems(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "results.jsonl"
+    done: dict[tuple[str, int, str], dict[str, Any]] = {}
+    if results.is_file():
+        for line in results.read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a kill
+            if r.get("status") == "done":
+                done[(r["domain"], r["problem"], r["method"])] = r
+    with results.open("a", encoding="utf-8") as fh:
+        for _name, folder, i in todo:
+            opt = optimal_length(out, folder, i, args.optimal_seconds)
+            for m in methods:
+                if (folder.name, i, m) in done:
+                    continue
+                row = await pair(args, settings, folder, i, m, opt)
+                fh.write(json.dumps(row, default=str) + "\n")
+                fh.flush()
+                done[(folder.name, i, m)] = row
+                print(f"{folder.name} p{i:02d} {m}: {'solved' if row.get('solved') else 'not solved'}"
+                      f"{' (optimal)' if row.get('optimal') else ''} in {row['seconds']} s"
+                      + (f" - {row.get('reason')}" if not row.get("solved") and row.get("reason") else ""), flush=True)
+    wanted = {(f.name, i) for _n, f, i in todo}
+    print(table([r for k, r in done.items() if (k[0], k[1]) in wanted], methods))
+    return 0

@@ -1,0 +1,172 @@
+"""Command-line binding of planning: ``tot solve planning`` and ``tot verify planning``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from solver.budget import BudgetExhausted
+from tasks.planning.files import join_puzzle, read_text
+from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_direct, run_llmp
+from tasks.planning.task import Planning
+from verifiers.pddl_model import parse_problem
+from verifiers.planner import plan
+from verifiers.planning import parse_plan, report_plan
+
+# Methods of this task beside the search methods: the model writes the problem (llmp) or the
+# plan (direct); "planner" runs the planner alone, no model.
+METHODS = ("llmp", "direct", "planner")
+
+
+def _nl_inputs(args: argparse.Namespace) -> Inputs:
+    """The English problem, its domain (PDDL and English) and the one example, from files beside it."""
+    domain_pddl = read_text(args.domain, "domain")
+    folder = Path(args.nl).parent if args.nl else Path(args.domain).parent
+    domain_nl_path = Path(args.domain).parent / "domain.nl"
+    domain_nl = read_text(domain_nl_path, "domain description") if domain_nl_path.is_file() else ""
+    problem_nl = read_text(args.nl, "problem description") if args.nl else ""
+    truth = None
+    if args.problem:
+        truth = read_text(args.problem, "problem")
+    elif args.nl and Path(args.nl).with_suffix(".pddl").is_file():
+        truth = read_text(Path(args.nl).with_suffix(".pddl"), "problem")
+    example = None
+    if not args.no_example:
+        ex_nl, ex_pddl = folder / "p_example.nl", folder / "p_example.pddl"
+        if not (ex_nl.is_file() and ex_pddl.is_file()):
+            raise ValueError(f"no example p_example.nl/.pddl in {folder} (give --no-example to run without one)")
+        ex_text = read_text(ex_pddl, "example problem")
+        example = Example(read_text(ex_nl, "example description"), ex_text,
+                          example_plan(domain_pddl, ex_text) if args.method == "direct" else "")
+    return Inputs(domain_pddl, domain_nl, problem_nl, example, truth)
+
+
+def print_outcome(out: Outcome, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(out.to_json(), ensure_ascii=False), flush=True)
+        return
+    for i, r in enumerate(out.refusals, 1):
+        print(f"refused attempt {i}: {r}")
+    if out.planner:
+        print(f"planner: {out.planner}")
+    if out.plan is not None:
+        print("plan:" + ("".join("\n  " + a for a in out.plan) if out.plan else " (empty)"))
+    if out.error:
+        print(f"no plan: {out.error}")
+    if out.report is not None:
+        print(f"checked against {out.checked_against}"
+              + (" (no ground-truth problem was given: the plan is NOT checked against the real problem)"
+                 if out.checked_against != "ground truth" else ""))
+        print("\n".join(out.report.lines()))
+
+
+class PlanningPlugin:
+    name = "planning"
+    help = "classical planning from PDDL (LLM+P, ToT over actions, direct plans; every plan validated)"
+    methods = METHODS
+
+    def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--domain", required=True, help="domain PDDL file")
+        parser.add_argument("--problem", default=None, help="problem PDDL file (with --nl: the ground truth)")
+        parser.add_argument("--nl", default=None, help="the problem in English (--method llmp or direct)")
+        parser.add_argument("--no-example", action="store_true", help="llmp/direct: without the one example")
+        parser.add_argument("--repairs", type=int, default=2, help="llmp: repairs after a refused problem")
+        parser.add_argument("--planner-seconds", type=float, default=30.0, help="planner time limit")
+        parser.add_argument("--planner-mode", choices=["optimal", "satisficing"], default="optimal",
+                            help="optimal: A* with LM-cut (fewest actions); satisficing: GBFS with FF")
+        parser.add_argument("--oracle-seconds", type=float, default=10.0, help="oracle evaluator: planner limit")
+        parser.add_argument("--max-steps", type=int, default=40, help="longest plan the search builds")
+
+    def _puzzle(self, args: argparse.Namespace) -> str:
+        if args.problem is None:
+            raise ValueError("give --problem PROBLEM.pddl (or --nl PROBLEM.nl with --method llmp or direct)")
+        domain, prob = read_text(args.domain, "domain"), read_text(args.problem, "problem")
+        parse_problem(domain, prob)  # bad PDDL fails here, in one line
+        return join_puzzle(domain, prob)
+
+    def puzzles(self, args: argparse.Namespace) -> list[tuple[str, str]]:
+        if args.nl and args.method not in ("llmp", "direct"):
+            raise ValueError("--nl (an English problem) needs --method llmp or direct; search needs --problem PDDL")
+        return [(Path(args.problem).stem, self._puzzle(args))]
+
+    def make_task(self, args: argparse.Namespace) -> Planning:
+        return Planning(max_depth=getattr(args, "max_steps", 40), oracle_seconds=getattr(args, "oracle_seconds", 10.0))
+
+    def report(self, task: Planning, puzzle: str, res: Any) -> tuple[dict[str, Any], str]:
+        if not res.answer:
+            return {"plan": None}, ""
+        rep = task.report_answer(puzzle, res.answer)
+        text = "plan:\n  " + res.answer.replace("\n", "\n  ")
+        return {"plan": res.answer.splitlines(), "report": rep.to_json()}, text
+
+    async def run_method(self, args: argparse.Namespace, make_client: Any) -> int:
+        """``--method llmp``, ``direct`` or ``planner``: not a search over thoughts."""
+        if args.repairs < 0 or args.planner_seconds <= 0:
+            raise ValueError("--repairs must be at least 0 and --planner-seconds positive")
+        if args.method == "planner":
+            if not args.problem:
+                raise ValueError("--method planner needs --problem PROBLEM.pddl")
+            prob = parse_problem(read_text(args.domain, "domain"), read_text(args.problem, "problem"))
+            found = plan(prob, time_limit=args.planner_seconds, mode=args.planner_mode)
+            steps = [a.text() for a in found.plan] if found.plan is not None else None
+            out = Outcome("planner", plan=steps, planner=f"{found.status} ({found.mode}, {found.seconds:.1f} s, "
+                                                          f"{found.expanded} expanded)", checked_against="ground truth")
+            if steps is None:
+                out.error = ("the planner's time limit ran out" if found.status == "unknown"
+                             else "the problem has no plan (the planner proved it)")
+            else:
+                out.report = report_plan(prob, "\n".join(steps), len(steps) if args.planner_mode == "optimal" else None)
+            print_outcome(out, args.json)
+            return 0 if out.solved else 1
+        if not args.nl:
+            raise ValueError(f"--method {args.method} needs --nl PROBLEM.nl (the problem in English)")
+        inp = _nl_inputs(args)
+        if inp.truth_pddl is not None:
+            parse_problem(inp.domain_pddl, inp.truth_pddl)
+        client = make_client()
+        try:
+            if args.method == "llmp":
+                out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
+                                     planner_mode=args.planner_mode, seed=args.seed)
+            else:
+                out = await run_direct(inp, client, seed=args.seed)
+        except BudgetExhausted as exc:
+            out = Outcome(args.method, error=f"the {exc.which} budget ran out")
+        finally:
+            await client.close()
+        print_outcome(out, args.json)
+        return 0 if out.report is not None and out.report.verified else 1
+
+    def add_bench_args(self, parser: argparse.ArgumentParser) -> None:
+        from tasks.planning.bench import add_bench_args
+
+        add_bench_args(parser)
+
+    @property
+    def bench_defaults(self) -> dict[str, str]:
+        from tasks.planning.bench import DEFAULTS
+
+        return DEFAULTS
+
+    async def run_bench(self, args: argparse.Namespace) -> int:
+        from tasks.planning.bench import run_bench
+
+        return await run_bench(args)
+
+    def add_verify_args(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--domain", required=True, help="domain PDDL file")
+        parser.add_argument("--problem", required=True, help="problem PDDL file")
+        parser.add_argument("plan", help="plan file: one action per line, (unstack b2 b3) or unstack b2 b3")
+
+    def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
+        prob = parse_problem(read_text(args.domain, "domain"), read_text(args.problem, "problem"))
+        text = read_text(args.plan, "plan")
+        parse_plan(text)  # a malformed plan file is bad input (exit 2), not an invalid plan
+        rep = report_plan(prob, text)
+        head = "valid: every step applicable and the goal reached" if rep.verified else f"invalid: {rep.reason}"
+        return rep.verified, head + "\n" + "\n".join(rep.lines())
+
+
+PLUGIN = PlanningPlugin()

@@ -1,0 +1,100 @@
+"""Where planning inputs come from: bounded reads of PDDL and English files, the LLM+P folder,
+and the one puzzle text that carries a domain and its problem together."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from verifiers.pddl_model import MAX_PDDL_CHARS
+
+LLMP_DOMAINS = ("barman", "blocksworld", "floortile", "grippers", "storage", "termes", "tyreworld")
+
+
+def read_text(path: str | Path, what: str, limit: int = MAX_PDDL_CHARS) -> str:
+    """The text of a regular file of at most ``limit`` bytes; ValueError with a one-line reason otherwise."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except OSError:
+        raise ValueError(f"no such {what} file: {p}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{what} {p} is not a regular file")
+    if st.st_size > limit:
+        raise ValueError(f"{what} file {p} is larger than {limit} bytes")
+    with open(p, "rb") as f:
+        data = f.read(limit + 1)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{what} file {p} is not UTF-8 text") from None
+
+
+def split_forms(text: str) -> list[str]:
+    """The top-level parenthesised forms of a text (comments after ``;`` ignored)."""
+    forms, depth, start = [], 0, None
+    for line_start, line in _lines(text):
+        code = line.split(";", 1)[0]
+        for i, ch in enumerate(code):
+            if ch == "(":
+                if depth == 0:
+                    start = line_start + i
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0 and start is not None:
+                    forms.append(text[start:line_start + i + 1])
+                    start = None
+                if depth < 0:
+                    raise ValueError("unbalanced ')' in the PDDL text")
+    if depth != 0:
+        raise ValueError("unbalanced '(' in the PDDL text: a form is not closed")
+    return forms
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    out, pos = [], 0
+    for line in text.splitlines(keepends=True):
+        out.append((pos, line))
+        pos += len(line)
+    return out
+
+
+def join_puzzle(domain_text: str, problem_text: str) -> str:
+    """One puzzle text: the domain's ``(define (domain ...))`` form, then the problem's."""
+    return domain_text.strip() + "\n\n" + problem_text.strip() + "\n"
+
+
+def split_puzzle(puzzle: str) -> tuple[str, str]:
+    """(domain PDDL, problem PDDL) of a puzzle text made by ``join_puzzle``."""
+    if len(puzzle) > 2 * MAX_PDDL_CHARS:
+        raise ValueError(f"the planning puzzle is longer than {2 * MAX_PDDL_CHARS} characters")
+    forms = split_forms(puzzle)
+    if len(forms) != 2:
+        raise ValueError(f"a planning puzzle is a domain and a problem in PDDL (two forms), found {len(forms)}")
+    return forms[0], forms[1]
+
+
+def llmp_dir(given: str | None = None) -> Path:
+    """The LLM+P domains folder: ``given``, else ``$TOT_LLMP_DIR``, else ``../shared/data/llmp``
+    beside the checkout or the working directory. The data has no licence: it is read, never copied."""
+    if given:
+        candidates = [Path(given)]
+    else:
+        candidates = []
+        if os.environ.get("TOT_LLMP_DIR"):
+            candidates.append(Path(os.environ["TOT_LLMP_DIR"]))
+        candidates.append(Path(__file__).resolve().parents[3] / "shared" / "data" / "llmp")
+        candidates.append(Path.cwd().parent / "shared" / "data" / "llmp")
+    for c in candidates:
+        if c.is_dir():
+            return c
+    raise ValueError(f"no LLM+P data folder at {candidates[-1]} (give --llmp-dir DIR or set TOT_LLMP_DIR)")
+
+
+def domain_file(folder: Path) -> Path:
+    """tyreworld's domain.pddl names the constant ``wrench`` without declaring it; LLM+P ships
+    ``domain_validation.pddl`` beside it for checking plans, and so it is used where present."""
+    val = folder / "domain_validation.pddl"
+    return val if val.is_file() else folder / "domain.pddl"
