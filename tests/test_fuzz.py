@@ -340,7 +340,7 @@ def _crosswords_target() -> FuzzTarget:
         states.append(nxt.state)
 
     def accepted_ok(state: Any, text: str, verdict: Any) -> None:
-        m = re.match(r"\s*([hvHV])\s*([1-5])\W*\s*([A-Za-z ]+?)\s*(?:\(\s*[a-z]+\s*\))?\s*$", text[:120])
+        m = re.match(r"\s*([hvHV])\s*([1-5])\W*\s*([A-Za-z ]+?)\s*(?:\(\s*[A-Za-z]+\s*\))?\s*$", text[:120])
         assert m, text
         kind, k, word = m[1].lower(), int(m[2]) - 1, m[3].replace(" ", "").upper()
         cells = [k * 5 + i for i in range(5)] if kind == "h" else [i * 5 + k for i in range(5)]
