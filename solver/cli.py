@@ -50,7 +50,9 @@ def _price(text: str) -> tuple[str, tuple[float, float]]:
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
-    g.add_argument("--method", choices=["tot-bfs", "tot-dfs", "long"], default="tot-bfs")
+    g.add_argument("--method", choices=["tot-complete", "tot-bfs", "tot-dfs", "long"], default="tot-bfs",
+                   help="tot-complete: DFS over every legal step, model-ordered, backtracking (default for "
+                        "game24 and sudoku); tot-bfs: the paper's beam (default elsewhere)")
     g.add_argument("--max-children", type=int, default=5, help="--method long: children per node (C)")
     g.add_argument("--max-rounds", type=int, default=100, help="--method long: rounds (K)")
     g.add_argument("--breadth", "-b", type=int, default=5, help="BFS beam width (default 5)")
@@ -134,12 +136,33 @@ def settings_from(args: argparse.Namespace) -> Settings:
         prices=dict(args.price))
 
 
+def _no_answer(result: dict[str, Any]) -> str:
+    """Why there is no answer: a budget, a proof by exhausted complete search, and/or the exact
+    oracle's verdict on the puzzle (each named as what it is)."""
+    stop = result["stopped_by"]
+    oracle = result.get("oracle_solvable")
+    if result.get("exhausted"):
+        n = result["expanded"]
+        head = (f"no solution exists: the complete search tried every legal step from every reachable state "
+                f"({n} state{'' if n == 1 else 's'} expanded) and none reaches a solution")
+        if oracle is False:
+            head += "; the exact oracle agrees (no solution from the start)"
+        elif oracle is True:
+            head += "; but the exact oracle says one exists (please report this as a bug)"
+        return head
+    head = "no verified solution found" + (f" ({stop} budget ran out)" if stop else "")
+    if oracle is False:
+        head += "; the exact oracle says this puzzle has no solution"
+    elif oracle is True:
+        head += "; the exact oracle says a solution exists"
+    return head
+
+
 def _fmt(result: dict[str, Any]) -> str:
     if result["verified"]:
         head = f"answer: {result['answer']}" + (" = 24" if result.get("task") == "game24" else "") + " [verified]"
     else:
-        stop = result["stopped_by"]
-        head = "no verified solution found" + (f" ({stop} budget ran out)" if stop else "")
+        head = _no_answer(result)
     cost = f", cost ${result['cost']:.4f}" if result.get("cost") is not None else ""
     return (f"{head}\n  calls {result['calls']} (cached {result['cache_hits']}, failed {result['failed_calls']}), "
             f"tokens {result['tokens']} (prompt {result['prompt_tokens']}, "
@@ -159,6 +182,8 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
         for pid, puzzle in puzzles:
             res = await solve(task, puzzle, s, client, trace)
             out = {"task": task.name, "id": pid, "puzzle": puzzle, **res.summary()}
+            if not res.verified and callable(getattr(task, "oracle", None)):
+                out["oracle_solvable"] = bool(task.oracle(task.root(puzzle)))  # exact; never a model
             report = getattr(plugin, "report", None)  # optional: task fields and text (crosswords: the grid)
             fields, text = report(task, puzzle, res) if report is not None else ({}, "")
             out.update(fields)
