@@ -59,11 +59,14 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
                 trace.emit("cut", node=child.id, why="duplicate")  # explored before, with no answer
             else:
                 fresh.append(child)
-        if len(fresh) > 1:  # a single child needs no ordering (and no model call)
-            await run.score(fresh)
+        # Children at the depth limit are never expanded, so their order does not matter, and a
+        # single child needs no ordering: neither costs a model call.
+        to_order = [c for c in fresh if c.depth < max_depth]
+        if len(to_order) > 1:
+            await run.score(to_order)
         order = ranked(fresh, decimals)
         good = [c for c in order if quantise(c.score, decimals) >= evaluator.prune_below]
-        deferred = [c for c in order if quantise(c.score, decimals) < evaluator.prune_below]
+        deferred = [c for c in order if c not in good]  # below the threshold, or NaN: last, never dropped
         for child in good + deferred:
             if explored.get(child.state, -1) >= max_depth - child.depth:
                 trace.emit("cut", node=child.id, why="duplicate")

@@ -7,6 +7,7 @@ re-verified from the original puzzle text alone.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -24,7 +25,9 @@ DECIMALS = 3  # scores equal to 3 decimal places are ties, broken by the generat
 
 def quantise(score: float | None, decimals: int = DECIMALS) -> float:
     """The score search compares: rounded, so that float noise (another CPU, another BLAS)
-    below 10**-decimals cannot reorder states; ties then go to generation order."""
+    below 10**-decimals cannot reorder states; ties then go to generation order. NaN ranks last."""
+    if score is not None and math.isnan(score):
+        return -math.inf
     return round(score or 0.0, decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
