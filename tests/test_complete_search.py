@@ -230,3 +230,44 @@ def test_default_with_a_model_solves_and_proves(monkeypatch: pytest.MonkeyPatch,
     assert main(["solve", "game24", "1 1 1 1", "--method", "tot-bfs"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("no verified solution found; the exact oracle says this puzzle has no solution")
+
+
+# ---- the side-by-side bench ----------------------------------------------------------------------------
+
+
+def test_bench_runs_named_search_configs_side_by_side(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from solver.report import load_rows, summarize
+
+    out = tmp_path / "b"
+    methods = "tot-complete:enumerate:prior,tot-complete:enumerate:random,tot-complete:enumerate:oracle,tot-bfs"
+    assert main(["bench", "game24", "--generated", "--range", "1-6", "--methods", methods, "--evaluator", "oracle",
+                 "--out", str(out), "--no-plots"]) == 0
+    table = capsys.readouterr().out
+    assert "expanded med/p90" in table and "tot-complete:enumerate:random" in table
+    s = {x.method: x for x in summarize(load_rows([out]))}
+    assert set(s) == set(methods.split(","))
+    assert all(x.solved == 6 and x.calls == 0 for x in s.values())
+    assert s["tot-complete:enumerate:oracle"].expanded_q == (3.0, 3.0)  # the oracle walks straight down
+    assert s["tot-bfs"].expanded_q is not None  # tot-bfs took --evaluator oracle
+
+
+@pytest.mark.parametrize("methods, message", [
+    ("tot-complete:telepathy", "unknown generator"), ("tot-complete:enumerate:psychic", "unknown evaluator"),
+    ("tot-complete:enumerate:prior:x", "bad method"), ("io:enumerate", "unknown method"),
+])
+def test_bench_rejects_bad_method_labels(tmp_path: Any, capsys: pytest.CaptureFixture[str], methods: str,
+                                         message: str) -> None:
+    assert main(["bench", "game24", "--generated", "--range", "1-2", "--methods", methods,
+                 "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tot: error:") and message in err
+
+
+def test_quantiles_match_numpy_nearest_rank() -> None:
+    import numpy as np
+
+    from solver.report import quantiles
+
+    for xs in ([5.0], [1.0, 2.0], [3.0, 1.0, 2.0, 10.0, 7.0], list(range(1, 101)), [0.5] * 7 + [9.0] * 3):
+        med, p90 = quantiles(xs)
+        assert med == float(np.median(xs)) and p90 == float(np.percentile(xs, 90, method="inverted_cdf"))
