@@ -248,7 +248,7 @@ async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
         await run.score(open_nodes)
         tried = 0
         for child in ranked(open_nodes):
-            if (child.score or 0.0) < threshold:
+            if quantise(child.score) < threshold:
                 trace.emit("cut", node=child.id, why="pruned", score=child.score)
                 continue
             if child.depth >= max_depth or (max_children is not None and tried >= max_children):
