@@ -1,6 +1,7 @@
 """``tot bench``: run baselines and searches side by side over a puzzle set, resumably.
 
     tot bench TASK [puzzle options] --methods io,cot,cot-sc,tot-bfs --out DIR [--shard I/N] [--no-gate]
+    tot bench TASK ... --methods tot-complete:enumerate:likelihood,tot-complete:enumerate:prior,... --out DIR
     tot bench merge DIR... --out DIR     join shards or runs (one row per puzzle and method)
     tot bench report DIR...              print the table and redraw the plots of finished runs
 
