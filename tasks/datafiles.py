@@ -5,21 +5,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+PACKAGED = Path(__file__).resolve().parent / "data" / "tot"
+
 
 def shared_data(relative: str | Path) -> Path:
-    """``$TOT_DATA_DIR/<relative>``, else ``../shared/data/tot/<relative>`` beside the checkout
-    (or beside the working directory). Returns the last candidate when none exists, so the
-    caller's "no such data file" error names a sensible path."""
+    """``$TOT_DATA_DIR/<relative>`` when that file exists, else the papers' data shipped in this
+    package (``tasks/data/tot/<relative>``: MIT, from princeton-nlp/tree-of-thought-llm; see the
+    README there). Returns the packaged path when neither exists, so the caller's "no such data
+    file" error names a sensible path."""
     rel = Path(relative)
-    candidates = []
     if os.environ.get("TOT_DATA_DIR"):
-        candidates.append(Path(os.environ["TOT_DATA_DIR"]) / rel)
-    candidates.append(Path(__file__).resolve().parents[2] / "shared" / "data" / "tot" / rel)
-    candidates.append(Path.cwd().parent / "shared" / "data" / "tot" / rel)
-    for c in candidates:
-        if c.is_file():
-            return c
-    return candidates[-1]
+        override = Path(os.environ["TOT_DATA_DIR"]) / rel
+        if override.is_file():
+            return override
+    return PACKAGED / rel
 
 
 def parse_span(text: str, first: int, example: str, unit: str) -> tuple[int, int]:

@@ -16,7 +16,7 @@ from tests.fakes import ReplayOnly
 
 DATA = Path(__file__).parent / "data"
 RUN = json.loads((DATA / "crosswords_gemma.json").read_text())
-PUZZLES = Path(__file__).resolve().parents[2] / "shared" / "data" / "tot" / "crosswords" / "mini0505.json"
+PUZZLES = Path(__file__).resolve().parents[1] / "tasks" / "data" / "tot" / "crosswords" / "mini0505.json"
 
 
 NoModel = ReplayOnly

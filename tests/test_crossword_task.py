@@ -25,7 +25,7 @@ from tasks.crosswords.generators import ClueRank
 from tests.fakes import ScriptedBackend
 from verifiers.verdict import Invalid, Solved, Valid
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tot" / "crosswords" / "mini0505.json"
+DATA = Path(__file__).resolve().parents[1] / "tasks" / "data" / "tot" / "crosswords" / "mini0505.json"
 PUZZLES = load_puzzles(DATA)
 P1 = PUZZLES[0]
 DISTRACTORS = ["ADAMS", "DOTOR", "MOTET", "AGENT", "SLEEP", "DRYAD", "GORSE", "ETTIN", "NOSEY", "ARTSE"]

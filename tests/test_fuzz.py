@@ -355,7 +355,7 @@ def _crosswords_target() -> FuzzTarget:
     from tasks.crosswords import Crosswords
     from tasks.crosswords.data import load_puzzles
 
-    data = Path(__file__).resolve().parents[2] / "shared" / "data" / "tot" / "crosswords" / "mini0505.json"
+    data = Path(__file__).resolve().parents[1] / "tasks" / "data" / "tot" / "crosswords" / "mini0505.json"
     puzzle = load_puzzles(data)[0].text()
     task = Crosswords()  # no lexicon gate: the gate is the grid's facts alone
     root = task.root(puzzle)

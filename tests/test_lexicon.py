@@ -12,7 +12,7 @@ from lexicon.coverage import coverage
 from lexicon.sources import normalize, read_word_file
 from tasks.crosswords.data import load_puzzles
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tot" / "crosswords" / "mini0505.json"
+DATA = Path(__file__).resolve().parents[1] / "tasks" / "data" / "tot" / "crosswords" / "mini0505.json"
 
 
 @pytest.fixture(scope="module")

@@ -56,3 +56,48 @@ def test_sample_logprobs_match_scoring(backend):
     assert len(comp.logprobs) == 1 and comp.logprobs[0] is not None and comp.logprobs[0] < 0
     scores, _ = asyncio.run(backend.score(prompt, comp.texts))
     assert abs(scores[0] - comp.logprobs[0]) < 1e-3
+
+
+def test_every_model_load_has_extra_buffer_types_off(monkeypatch):
+    """llama.cpp's extra buffer types (weight repacking) crash on AMX CPUs (llama.cpp issue 20824);
+    most CI machines cannot show the crash, so the parameters of every real load are read here."""
+    import llama_cpp.llama_cpp as capi
+
+    from solver.lm.local import LocalBackend
+
+    assert capi.llama_model_default_params().use_extra_bufts is True  # so the default would be on
+    seen: list[bool] = []
+    real = capi.llama_model_load_from_file
+
+    def spy(path, params):
+        seen.append(bool(params.use_extra_bufts))
+        return real(path, params)
+
+    monkeypatch.setattr(capi, "llama_model_load_from_file", spy)
+    b = LocalBackend(threads=1)  # the start-up check first: a crash there fails the test, not pytest
+    try:
+        asyncio.run(b.complete("1 + 1 =", GenParams(n=1, temperature=0.0, max_tokens=2)))
+        asyncio.run(b.score("1 + 1 =", [" 2"]))
+    finally:
+        asyncio.run(b.close())
+    assert seen == [False, False]  # the generation and the scoring context
+
+
+def test_startup_check_runs_once_and_is_remembered(tmp_path, monkeypatch):
+    from solver.lm import startup_check
+    from solver.lm.local import model_path
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / model_path().name).symlink_to(model_path())
+    monkeypatch.setenv("TOT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(startup_check, "_passed_here", set())
+    startup_check.check_runtime(tmp_path / "models" / model_path().name, 1)
+    records = list((tmp_path / "runtime-checks").glob("*.json"))
+    assert len(records) == 1 and json.loads(records[0].read_text())["passed"] is True
+    monkeypatch.setattr(startup_check, "_passed_here", set())
+
+    def no_child(*a, **k):
+        raise AssertionError("a remembered check ran again")
+
+    monkeypatch.setattr(startup_check.subprocess, "run", no_child)
+    startup_check.check_runtime(tmp_path / "models" / model_path().name, 1)

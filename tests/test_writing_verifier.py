@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from verifiers.writing import check_passage, ending_problem, normalise, paragraphs, split_sentences
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tot" / "text" / "data_100_random_text.txt"
-needs_data = pytest.mark.skipif(not DATA.is_file(), reason="../shared/data/tot is not beside the checkout")
+DATA = Path(__file__).resolve().parents[1] / "tasks" / "data" / "tot" / "text" / "data_100_random_text.txt"
 
 FUSED = {
     5: "Instead of a bachelorette party",
@@ -21,10 +20,9 @@ FUSED = {
 
 
 def _lines() -> list[str]:
-    return DATA.read_text(encoding="utf-8").splitlines() if DATA.is_file() else []
+    return DATA.read_text(encoding="utf-8").splitlines()
 
 
-@needs_data
 def test_all_100_inputs_split_into_four_sentences_covering_the_line():
     lines = _lines()
     assert len(lines) == 100
@@ -39,7 +37,6 @@ def test_all_100_inputs_split_into_four_sentences_covering_the_line():
             assert fragments == [], i  # punctuation alone splits the other 95 lines
 
 
-@needs_data
 def test_fused_line_5_exactly_and_curly_apostrophes_kept():
     s = split_sentences(_lines()[5])
     assert s[0] == "He was surprised that his immense laziness was inspirational to others."
@@ -48,7 +45,6 @@ def test_fused_line_5_exactly_and_curly_apostrophes_kept():
     assert s[3] == "If I don\u2019t like something, I\u2019ll stay away from it."
 
 
-@needs_data
 def test_curly_apostrophes_in_the_data_compare_equal_to_straight_ones():
     line = _lines()[1]
     sentences = split_sentences(line)

@@ -73,6 +73,60 @@ def _silence_llama_log() -> None:
     llama_cpp.llama_log_set(_LOG_CALLBACK, None)
 
 
+_LOAD_LOCK = threading.Lock()
+
+
+def _without_extra_buffer_types() -> Any:
+    """A stand-in for llama-cpp-python's ``LlamaModel`` that loads with ``use_extra_bufts`` off.
+
+    With extra buffer types on (llama.cpp's default), llama.cpp repacks the weights for the CPU's
+    special kernels; on CPUs with AMX (Intel Sapphire Rapids and later) the repacked model crashes
+    the process in ``ggml_backend_amx_mul_mat`` on the first decode (llama.cpp issue 20824).
+    ``Llama()`` has no argument for this field and fills the parameters and loads in one call, so
+    the field is set here, on the very parameters handed to ``llama_model_load_from_file``."""
+    from llama_cpp import _internals
+
+    base = _internals.LlamaModel
+
+    class NoExtraBufferTypes(base):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            params = kwargs.get("params")
+            if params is not None and _has_extra_bufts_field(params):
+                params.use_extra_bufts = False
+            super().__init__(*args, **kwargs)
+
+    return NoExtraBufferTypes
+
+
+def _has_extra_bufts_field(params: Any) -> bool:
+    return any(name == "use_extra_bufts" for name, *_ in type(params)._fields_)
+
+
+def load_llama(path: str | Path, *, n_ctx: int, threads: int, logits_all: bool) -> Any:
+    """Every load of the embedded model goes through here: a ``llama_cpp.Llama`` whose model was
+    loaded with ``use_extra_bufts`` false (see ``_without_extra_buffer_types``). Raises LMError
+    when the installed llama-cpp-python would not honour that."""
+    from llama_cpp import Llama, _internals
+
+    _silence_llama_log()
+    with _LOAD_LOCK:  # the stand-in is in place only while this one model loads
+        original = _internals.LlamaModel
+        _internals.LlamaModel = _without_extra_buffer_types()  # type: ignore[misc]
+        try:
+            llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+                        logits_all=logits_all, seed=0, verbose=False)
+        except ValueError as exc:  # llama-cpp-python's "Failed to load model from file: ..."
+            raise LMError(str(exc).splitlines()[0] if str(exc) else "the model did not load") from None
+        finally:
+            _internals.LlamaModel = original  # type: ignore[misc]
+    params = llm._model.params
+    if _has_extra_bufts_field(params) and params.use_extra_bufts:
+        llm.close()
+        raise LMError("llama-cpp-python loaded the model with extra buffer types on, which crashes on "
+                      "AMX CPUs; report this with your llama-cpp-python version")
+    return llm
+
+
 class LocalBackend:
     """llama-cpp-python in this process. One generation context; a second context with
     per-position logits is opened on first use of ``score``."""
@@ -80,7 +134,9 @@ class LocalBackend:
     supports_chat = False
     concurrent = False
 
-    def __init__(self, path: str | Path | None = None, n_ctx: int = 2048, threads: int | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, n_ctx: int = 2048, threads: int | None = None,
+                 *, check: bool = True) -> None:
+        """``check=False`` skips the start-up check (only the check's own child process uses it)."""
         try:
             import llama_cpp  # noqa: F401
         except ImportError as exc:
@@ -93,14 +149,13 @@ class LocalBackend:
         self._gen: Any = None
         self._scorer: Any = None
         self._lock = threading.RLock()  # generation may score its own samples
+        if check:  # a native crash of llama.cpp becomes an LMError here, not a dead process later
+            from solver.lm.startup_check import check_runtime
+
+            check_runtime(self.path, self.threads)
 
     def _load(self, logits_all: bool) -> Any:
-        from llama_cpp import Llama
-
-        _silence_llama_log()
-
-        return Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.threads,
-                     n_threads_batch=self.threads, logits_all=logits_all, seed=0, verbose=False)
+        return load_llama(self.path, n_ctx=self.n_ctx, threads=self.threads, logits_all=logits_all)
 
     def _complete_sync(self, prompt: str, params: GenParams) -> Completion:
         with self._lock:

@@ -43,7 +43,8 @@ def _add_source_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--puzzle", dest="puzzle_file", default=None,
                         help="a JSON file with one puzzle: [clues, board] or {\"clues\": [...], \"board\": ...}")
     parser.add_argument("--index", default=None, help="1-based puzzle numbers in --data: N, A-B, A,B or test")
-    parser.add_argument("--data", default=None, help="mini0505.json-shaped file (default: the paper's)")
+    parser.add_argument("--data", default=None,
+                        help="mini0505.json-shaped file (default: the paper's, shipped with the package)")
 
 
 class CrosswordsPlugin:

@@ -39,7 +39,7 @@ class Puzzle:
 
 
 def default_data() -> Path:
-    """$TOT_DATA_DIR/crosswords/mini0505.json, else ../shared/data/tot beside the checkout."""
+    """$TOT_DATA_DIR/crosswords/mini0505.json if present, else the copy shipped in tasks/data/tot."""
     return shared_data(Path("crosswords") / "mini0505.json")
 
 

@@ -20,7 +20,8 @@ class Game24Plugin:
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", nargs="?", help='four numbers, e.g. "4 9 10 13"')
         parser.add_argument("--data", nargs="?", const="default", default=None,
-                            help="the paper's 24.csv (default: ../shared/data/tot/24/24.csv)")
+                            help="the paper's 24.csv (default: $TOT_DATA_DIR/24/24.csv, else the "
+                                 "copy shipped with the package)")
         parser.add_argument("--range", dest="ranks", default=None,
                             help="rank range in the CSV, e.g. 901-1000")
         parser.add_argument("--generated", action="store_true",

@@ -11,7 +11,7 @@ from verifiers.arithmetic import can_reach
 
 
 def default_csv() -> Path:
-    """The paper's CSV: $TOT_DATA_DIR/24/24.csv, else ../shared/data/tot beside the checkout."""
+    """The paper's CSV: $TOT_DATA_DIR/24/24.csv if present, else the copy shipped in tasks/data/tot."""
     return shared_data(Path("24") / "24.csv")
 
 

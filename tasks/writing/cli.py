@@ -25,7 +25,7 @@ class WritingPlugin:
                             help="0-based line(s) of the data file, e.g. 5 or 0-9")
         parser.add_argument("--data", default=None,
                             help="input file, one line of four sentences each "
-                                 "(default: ../shared/data/tot/text/data_100_random_text.txt)")
+                                 "(default: the paper's data_100_random_text.txt, shipped with the package)")
         parser.add_argument("--decomposition", choices=DECOMPOSITIONS, default="plan",
                             help="plan: a plan, then the passage (the paper); "
                                  "paragraphs: one gated paragraph per step")

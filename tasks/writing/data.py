@@ -11,7 +11,7 @@ DATA_NAME = Path("text") / "data_100_random_text.txt"
 
 
 def default_data() -> Path:
-    """$TOT_DATA_DIR/text/data_100_random_text.txt, else ../shared/data/tot beside the checkout."""
+    """$TOT_DATA_DIR/text/data_100_random_text.txt if present, else the copy shipped in tasks/data/tot."""
     return shared_data(DATA_NAME)
 
 
