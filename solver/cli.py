@@ -182,8 +182,11 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
         for pid, puzzle in puzzles:
             res = await solve(task, puzzle, s, client, trace)
             out = {"task": task.name, "id": pid, "puzzle": puzzle, **res.summary()}
-            if not res.verified and callable(getattr(task, "oracle", None)):
-                out["oracle_solvable"] = bool(task.oracle(task.root(puzzle)))  # exact; never a model
+            if res.exhausted and callable(getattr(task, "oracle", None)):
+                try:  # the exact oracle's own verdict on the puzzle, beside the search's proof
+                    out["oracle_solvable"] = bool(task.oracle(task.root(puzzle)))
+                except ValueError:
+                    pass
             report = getattr(plugin, "report", None)  # optional: task fields and text (crosswords: the grid)
             fields, text = report(task, puzzle, res) if report is not None else ({}, "")
             out.update(fields)
