@@ -1,6 +1,7 @@
 """``tot bench``: run baselines and searches side by side over a puzzle set, resumably.
 
     tot bench TASK [puzzle options] --methods io,cot,cot-sc,tot-bfs --out DIR [--shard I/N] [--no-gate]
+    tot bench TASK ... --methods tot-complete:enumerate:likelihood,tot-complete:enumerate:prior,... --out DIR
     tot bench merge DIR... --out DIR     join shards or runs (one row per puzzle and method)
     tot bench report DIR...              print the table and redraw the plots of finished runs
 
@@ -20,18 +21,20 @@ from typing import IO, Any
 from solver.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
 from solver.budget import Usage
 from solver.cli import UsageError, _add_search_args, settings_from
+from solver.evaluators import EVALUATORS
+from solver.generators import GENERATORS
 from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
 from solver.lm.base import Backend, GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.plugins import TaskPlugin
 from solver.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
-from solver.run import Settings, make_backend, needs_model, solve
+from solver.run import DEFAULT_EVALUATOR, Settings, make_backend, needs_model, solve
 from solver.task import Thought
 from solver.trace import Trace
 from verifiers.verdict import Invalid
 
-SEARCHES = ("tot-bfs", "tot-dfs")
+SEARCHES = ("tot-complete", "tot-bfs", "tot-dfs")
 NO_GATE = ":no-gate"
 SUBCOMMANDS = ("merge", "report")
 # Options that may differ between runs written into one directory (or merged) without making
@@ -55,8 +58,10 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         _add_search_args(sp)
         g = sp.add_argument_group("bench")
         g.add_argument("--methods", "--method", dest="methods", default="io,cot,cot-sc,tot-bfs",
-                       help=f"comma-separated: {', '.join(BASELINES + SEARCHES)}; "
-                            f"add {NO_GATE} to a search to run it with the gate off")
+                       help=f"comma-separated: {', '.join(BASELINES + SEARCHES)}; a search may name its "
+                            "generator and evaluator, SEARCH:GENERATOR:EVALUATOR (e.g. "
+                            "tot-complete:enumerate:prior, tot-bfs:propose:value; default: --generator and "
+                            f"--evaluator); add {NO_GATE} to a search to run it with the gate off")
         g.add_argument("--out", required=True, help="results directory (created; reruns resume it)")
         g.add_argument("--shard", default=None, help="I/N: run only every N-th puzzle, starting at the I-th (1-based)")
         g.add_argument("--no-gate", action="store_true",
@@ -91,15 +96,29 @@ def parse_shard(text: str | None) -> tuple[int, int]:
     return i, n
 
 
-def parse_methods(text: str, no_gate: bool, task: Any) -> list[str]:
+def split_search(label: str) -> tuple[str, str | None, str | None, bool]:
+    """``SEARCH[:GENERATOR[:EVALUATOR]][:no-gate]`` -> (search, generator, evaluator, gate)."""
+    gate = not label.endswith(NO_GATE)
+    parts = label.removesuffix(NO_GATE).split(":")
+    return parts[0], (parts[1] if len(parts) > 1 else None), (parts[2] if len(parts) > 2 else None), gate
+
+
+def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ...] = ()) -> list[str]:
     """Method labels; searches get the ``:no-gate`` suffix when the gate is off."""
     out: list[str] = []
     for raw in (m.strip() for m in text.split(",")):
         if not raw:
             continue
-        base = raw.removesuffix(NO_GATE)
+        base, gen, ev, _gate = split_search(raw)
         if base in SEARCHES:
-            label = base + NO_GATE if (no_gate or raw.endswith(NO_GATE)) else base
+            if len(raw.removesuffix(NO_GATE).split(":")) > 3:
+                raise UsageError(f"bad method {raw!r}: use SEARCH[:GENERATOR[:EVALUATOR]][{NO_GATE}]")
+            if gen is not None and gen not in GENERATORS:
+                raise UsageError(f"unknown generator {gen!r} in {raw!r}; choose one of {', '.join(GENERATORS)}")
+            known = EVALUATORS + ("lm",) + evaluators
+            if ev is not None and ev not in known:
+                raise UsageError(f"unknown evaluator {ev!r} in {raw!r}; choose one of {', '.join(known)}")
+            label = raw if (raw.endswith(NO_GATE) or not no_gate) else raw + NO_GATE
             if label.endswith(NO_GATE) and not callable(getattr(task, "apply_unchecked", None)):
                 raise UsageError(f"task {task.name!r} cannot run without the gate (no apply_unchecked)")
         elif raw in BASELINES:
@@ -108,12 +127,19 @@ def parse_methods(text: str, no_gate: bool, task: Any) -> list[str]:
             label = raw
         else:
             raise UsageError(f"unknown method {raw!r}; choose from {', '.join(BASELINES + SEARCHES)}"
-                             f" (searches may end in {NO_GATE})")
+                             f" (searches may name :GENERATOR:EVALUATOR and end in {NO_GATE})")
         if label not in out:
             out.append(label)
     if not out:
         raise UsageError("--methods is empty")
     return out
+
+
+def search_settings(settings: Settings, label: str) -> Settings:
+    """The settings of one search label: its own generator and evaluator where it names them."""
+    base, gen, ev, gate = split_search(label)
+    return dataclasses.replace(settings, method=base, gate=gate, generator=gen or settings.generator,
+                               evaluator=(DEFAULT_EVALUATOR if ev == "lm" else ev) or settings.evaluator)
 
 
 def config_of(args: argparse.Namespace) -> dict[str, Any]:
@@ -214,11 +240,10 @@ class _Runner:
     async def warm_up(self, methods: list[str]) -> None:
         """One untimed, uncounted call of each kind the methods will make, so that loading a
         model (the embedded one loads on first use) is not charged to the first pair."""
-        s = self.settings
-        gen = any(m in BASELINES for m in methods) or s.generator in ("propose", "sample") \
-            or s.evaluator in ("value", "vote")
-        score = any(m not in BASELINES for m in methods) and (s.generator == "enumerate-rank"
-                                                              or s.evaluator == "likelihood")
+        searches = [search_settings(self.settings, m) for m in methods if m not in BASELINES]
+        gen = any(m in BASELINES for m in methods) or any(
+            s.generator in ("propose", "sample") or s.evaluator in ("value", "vote") for s in searches)
+        score = any(s.generator == "enumerate-rank" or s.evaluator == "likelihood" for s in searches)
         if not (gen or score):
             return
         backend = self.client().backend
@@ -247,8 +272,7 @@ class _Runner:
                 if method == "cot" and not res.verified and res.texts:
                     row["lost_at"] = chain_lost_at(self.task, puzzle, res.texts[0])
             else:
-                base = method.removesuffix(NO_GATE)
-                s = dataclasses.replace(self.settings, method=base, gate=not method.endswith(NO_GATE))
+                s = search_settings(self.settings, method)
                 tot_client = self.client() if needs_model(s) else None
                 sres = await solve(self.task, puzzle, s, tot_client, trace)
                 row.update(sres.summary())
@@ -276,7 +300,7 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     plugin = plugins[args.bench_task]
     runner = _Runner(args, plugin, backend)
     task = runner.task
-    methods = parse_methods(args.methods, args.no_gate, task)
+    methods = parse_methods(args.methods, args.no_gate, task, tuple(getattr(args, "task_evaluators", ())))
     puzzles = plugin.puzzles(args)
     for _pid, puzzle in puzzles:
         task.root(puzzle)  # bad input fails here, before a model is loaded
@@ -303,7 +327,7 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     fh = open_results(results)
     try:
         if todo:
-            await runner.warm_up(sorted({m.removesuffix(NO_GATE) for _, _, m in todo}))
+            await runner.warm_up(sorted({m for _, _, m in todo}))
         with Progress(*columns, console=console, disable=not console.is_terminal) as progress:
             bar = progress.add_task(f"{task.name} bench", total=len(wanted), completed=len(done_here), **stats)
             for pid, puzzle, method in todo:

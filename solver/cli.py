@@ -52,7 +52,9 @@ def _price(text: str) -> tuple[str, tuple[float, float]]:
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
-    g.add_argument("--method", choices=["tot-bfs", "tot-dfs", "long"], default="tot-bfs")
+    g.add_argument("--method", choices=["tot-complete", "tot-bfs", "tot-dfs", "long"], default="tot-bfs",
+                   help="tot-complete: DFS over every legal step, model-ordered, backtracking (default for "
+                        "game24 and sudoku); tot-bfs: the paper's beam (default elsewhere)")
     g.add_argument("--max-children", type=int, default=5, help="--method long: children per node (C)")
     g.add_argument("--max-rounds", type=int, default=100, help="--method long: rounds (K)")
     g.add_argument("--breadth", "-b", type=int, default=5, help="BFS beam width (default 5)")
@@ -144,13 +146,34 @@ def settings_from(args: argparse.Namespace) -> Settings:
         prices=dict(args.price))
 
 
+def _no_answer(result: dict[str, Any]) -> str:
+    """Why there is no answer: a budget, a proof by exhausted complete search, and/or the exact
+    oracle's verdict on the puzzle (each named as what it is)."""
+    stop = result["stopped_by"]
+    oracle = result.get("oracle_solvable")
+    if result.get("exhausted"):
+        n = result["expanded"]
+        head = (f"no solution exists: the complete search tried every legal step from every reachable state "
+                f"({n} state{'' if n == 1 else 's'} expanded) and none reaches a solution")
+        if oracle is False:
+            head += "; the exact oracle agrees (no solution from the start)"
+        elif oracle is True:
+            head += "; but the exact oracle says one exists (please report this as a bug)"
+        return head
+    head = "no verified solution found" + (f" ({stop} budget ran out)" if stop else "")
+    if oracle is False:
+        head += "; the exact oracle says this puzzle has no solution"
+    elif oracle is True:
+        head += "; the exact oracle says a solution exists"
+    return head
+
+
 def _fmt(result: dict[str, Any]) -> str:
     if result["answer"] is not None:
         tag = "[verified]" if result["verified"] else "[NOT verified]"
         head = f"answer: {result['answer']}" + (" = 24" if result.get("task") == "game24" else "") + f" {tag}"
     else:
-        stop = result["stopped_by"]
-        head = "no verified solution found" + (f" ({stop} budget ran out)" if stop else "")
+        head = _no_answer(result)
     report = result.get("report") or result.get("board_report")
     if isinstance(report, dict):  # what was checked, and each result (AnswerReport.lines)
         head += "\n" + "\n".join("  " + ln for ln in AnswerReport.from_json(report).lines())
@@ -177,6 +200,11 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
         for pid, puzzle in puzzles:
             res = await solve(task, puzzle, s, client, trace)
             out = {"task": task.name, "id": pid, "puzzle": puzzle, **res.summary()}
+            if res.exhausted and callable(getattr(task, "oracle", None)):
+                try:  # the exact oracle's own verdict on the puzzle, beside the search's proof
+                    out["oracle_solvable"] = bool(task.oracle(task.root(puzzle)))
+                except ValueError:
+                    pass
             report = getattr(plugin, "report", None)  # optional: task fields and text (crosswords: the grid)
             fields, text = report(task, puzzle, res) if report is not None else ({}, "")
             out.update(fields)

@@ -5,6 +5,7 @@ Each returns one score per node; higher is more promising. Search keeps or cuts 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from dataclasses import dataclass, field
@@ -142,7 +143,25 @@ class Oracle:
         return [(1.0 if task.oracle(nd.state) else 0.0, None) for nd in nodes]
 
 
-EVALUATORS = ("value", "likelihood", "vote", "prior", "oracle")
+@dataclass(slots=True)
+class RandomOrder:
+    """No model: a pseudo-random score per state from a hash of the seed and the state's text, so
+    a search visits children in a seeded random order that is the same on every machine."""
+
+    seed: int = 0
+    name: str = "random"
+    prune_below: float = -math.inf
+
+    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
+                       client: LMClient | None) -> list[tuple[float, Any]]:
+        out = []
+        for nd in nodes:
+            digest = hashlib.sha256(f"{self.seed}\0{task.describe(nd.state)}".encode()).digest()
+            out.append((float(int.from_bytes(digest[:3], "big")), None))  # whole numbers: exact
+        return out
+
+
+EVALUATORS = ("value", "likelihood", "vote", "prior", "oracle", "random")
 
 
 def make_evaluator(name: str, *, n: int = 3, scale: ValueScale | None = None, seed: int | None = 0,
@@ -158,4 +177,6 @@ def make_evaluator(name: str, *, n: int = 3, scale: ValueScale | None = None, se
         return Prior()
     if name == "oracle":
         return Oracle()
+    if name == "random":
+        return RandomOrder(seed or 0)
     raise ValueError(f"unknown evaluator {name!r}; choose one of {', '.join(EVALUATORS)}")

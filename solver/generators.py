@@ -68,6 +68,7 @@ class EnumerateRank:
     rank: bool = True
     chat: bool = False
     name: str = "enumerate-rank"
+    exhaustive: bool = True  # every legal thought, so a search that tries them all is complete
 
     async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
         thoughts = list(task.legal_thoughts(state))
@@ -95,6 +96,7 @@ class EnumerateChoice:
     params: GenParams = field(default_factory=lambda: GenParams(temperature=0.7, max_tokens=6, stop=("\n",)))
     chat: bool = False
     name: str = "enumerate-choice"
+    exhaustive: bool = True
 
     async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
         thoughts = list(task.legal_thoughts(state))

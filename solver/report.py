@@ -5,6 +5,8 @@ failed runs lost their last solvable state)."""
 from __future__ import annotations
 
 import json
+import math
+import statistics
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -82,6 +84,12 @@ class MethodSummary:
     rejected: int  # thoughts the gate rejected
     unchecked: int  # thoughts let through with the gate off
     final_rejected: int  # solutions the final answer check refused
+    # Per-puzzle distributions over finished pairs: (median, 90th percentile by nearest rank).
+    calls_q: tuple[float, float] = (0.0, 0.0)
+    tokens_q: tuple[float, float] = (0.0, 0.0)
+    seconds_q: tuple[float, float] = (0.0, 0.0)
+    expanded_q: tuple[float, float] | None = None  # searches only: states expanded
+    exhausted: int = 0  # searches that proved no answer exists (complete search, nothing cut)
 
 
 def summarize(rows: Iterable[dict[str, Any]]) -> list[MethodSummary]:
@@ -113,12 +121,26 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[MethodSummary]:
             seconds=per(total("seconds"), n), seconds_per_solved=total("seconds") / solved if solved else None,
             raw_answers=int(total("raw_answers")), invalid_answers=int(total("invalid_answers")),
             proposed=int(total("proposed")), rejected=int(total("rejected")),
-            unchecked=int(total("unchecked")), final_rejected=int(total("final_rejected"))))
+            unchecked=int(total("unchecked")), final_rejected=int(total("final_rejected")),
+            calls_q=quantiles([r.get("calls") or 0 for r in done]),
+            tokens_q=quantiles([(r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0) for r in done]),
+            seconds_q=quantiles([r.get("seconds") or 0 for r in done]),
+            expanded_q=quantiles([r["expanded"] for r in done]) if done and all("expanded" in r for r in done)
+            else None,
+            exhausted=sum(1 for r in done if r.get("exhausted"))))
     return out
 
 
+def quantiles(values: list[float]) -> tuple[float, float]:
+    """(median, 90th percentile by nearest rank) of per-puzzle values; (0, 0) when empty."""
+    if not values:
+        return 0.0, 0.0
+    xs = sorted(float(v) for v in values)
+    return float(statistics.median(xs)), xs[max(0, math.ceil(0.9 * len(xs)) - 1)]
+
+
 def _method_order(m: str) -> tuple[int, str]:
-    order = ["io", "cot", "cot-sc", "refine", "io-best", "cot-best", "tot-bfs", "tot-dfs"]
+    order = ["io", "cot", "cot-sc", "refine", "io-best", "cot-best", "tot-complete", "tot-bfs", "tot-dfs"]
     base = m.split(":", 1)[0]
     return (order.index(base) if base in order else len(order), m)
 
@@ -128,7 +150,8 @@ def _opt(x: float | None, fmt: str) -> str:
 
 
 def format_table(summaries: list[MethodSummary]) -> str:
-    head = (f"{'method':18} {'solved':>9} {'rate':>6} {'95% CI':>13} {'calls':>7} {'prompt tok':>10} "
+    width = max([18] + [len(s.method) for s in summaries])
+    head = (f"{'method':{width}} {'solved':>9} {'rate':>6} {'95% CI':>13} {'calls':>7} {'prompt tok':>10} "
             f"{'compl tok':>9} {'tok/solved':>10} {'cost':>8} {'s/pz':>7} {'s/solved':>8} "
             f"{'invalid raw':>11} {'gate rej':>13} {'errored':>7}")
     lines = [head, "-" * len(head)]
@@ -136,16 +159,33 @@ def format_table(summaries: list[MethodSummary]) -> str:
         invalid = f"{s.invalid_answers}/{s.raw_answers}" if s.raw_answers else "-"
         gate = f"{s.rejected}/{s.proposed}" if s.proposed else "-"
         lines.append(
-            f"{s.method:18} {s.solved:>4}/{s.n:<4} {s.rate:6.1%} {f'{s.lo:.1%}-{s.hi:.1%}':>13} {s.calls:7.1f} "
+            f"{s.method:{width}} {s.solved:>4}/{s.n:<4} {s.rate:6.1%} {f'{s.lo:.1%}-{s.hi:.1%}':>13} {s.calls:7.1f} "
             f"{s.prompt_tokens:10.0f} {s.completion_tokens:9.0f} {_opt(s.tokens_per_solved, '10.0f'):>10} "
             f"{_opt(s.cost, '8.4f'):>8} {s.seconds:7.2f} {_opt(s.seconds_per_solved, '8.2f'):>8} "
             f"{invalid:>11} {gate:>13} {s.errored:>7}")
     lines.append("per puzzle: calls, tokens, cost (USD), seconds; invalid raw = model answers unparseable or "
                  "refused by the exact check; gate rej = thoughts refused / proposed")
+    lines += ["", *format_quantiles(summaries)]
     gate_lines = gate_effect(summaries)
     if gate_lines:
         lines += ["", "gate ablation (same settings, gate off):", *gate_lines]
     return "\n".join(lines)
+
+
+def format_quantiles(summaries: list[MethodSummary]) -> list[str]:
+    """Per puzzle, median and 90th percentile: model calls, tokens, seconds, states expanded."""
+    width = max([18] + [len(s.method) for s in summaries])
+    head = (f"{'method':{width}} {'solved':>9} {'calls med/p90':>14} {'tokens med/p90':>16} "
+            f"{'s med/p90':>13} {'expanded med/p90':>17} {'proved none':>11}")
+    out = [head, "-" * len(head)]
+    for s in summaries:
+        exp = f"{s.expanded_q[0]:.0f}/{s.expanded_q[1]:.0f}" if s.expanded_q is not None else "-"
+        out.append(f"{s.method:{width}} {s.solved:>4}/{s.n:<4} {f'{s.calls_q[0]:.0f}/{s.calls_q[1]:.0f}':>14} "
+                   f"{f'{s.tokens_q[0]:.0f}/{s.tokens_q[1]:.0f}':>16} "
+                   f"{f'{s.seconds_q[0]:.1f}/{s.seconds_q[1]:.1f}':>13} {exp:>17} {s.exhausted:>11}")
+    out.append("per puzzle: median/90th percentile (nearest rank); expanded = states the search expanded; "
+               "proved none = complete searches that exhausted the tree")
+    return out
 
 
 def gate_effect(summaries: list[MethodSummary]) -> list[str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.budget import Budget, Usage
+from solver.complete import complete_dfs
 from solver.evaluators import make_evaluator
 from solver.generators import make_generator
 from solver.lm.base import Backend
@@ -73,7 +74,7 @@ def make_backend(s: Settings) -> Backend:
 
 
 def needs_model(s: Settings) -> bool:
-    return not (s.generator == "enumerate" and s.evaluator in ("oracle", "prior", *s.model_free))
+    return not (s.generator == "enumerate" and s.evaluator in ("oracle", "prior", "random", *s.model_free))
 
 
 def make_client(s: Settings, backend: Backend | None = None) -> LMClient | None:
@@ -109,10 +110,13 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     if s.method == "tot-dfs":
         return await dfs(task, puzzle, gen, ev, client, depth=s.depth, prune_below=s.prune_below,
                          trace=trace, usage=usage, gate=s.gate)
+    if s.method == "tot-complete":
+        return await complete_dfs(task, puzzle, gen, ev, client, depth=s.depth, trace=trace, usage=usage,
+                                  gate=s.gate)
     if s.method == "long":  # Long (2023)'s controller; only the exact oracle ranks its proposals
         from solver.controller import long_search
 
         return await long_search(task, puzzle, gen, client, max_children=s.max_children,
                                  max_rounds=s.max_rounds, depth=s.depth, trace=trace, usage=usage,
                                  evaluator=ev if s.evaluator == "oracle" else None)
-    raise ValueError(f"unknown method {s.method!r}; use tot-bfs, tot-dfs or long")
+    raise ValueError(f"unknown method {s.method!r}; use tot-complete, tot-bfs, tot-dfs or long")

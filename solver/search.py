@@ -7,8 +7,9 @@ re-verified from the original puzzle text alone.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
@@ -19,6 +20,22 @@ from solver.task import Task, Thought, report_of
 from solver.trace import Trace
 from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid, Solved, Valid
+
+DECIMALS = 3  # scores equal to 3 decimal places are ties, broken by the generator's order
+
+
+def quantise(score: float | None, decimals: int = DECIMALS) -> float:
+    """The score search compares: rounded, so that float noise (another CPU, another BLAS)
+    below 10**-decimals cannot reorder states; ties then go to generation order. NaN ranks last."""
+    if score is not None and math.isnan(score):
+        return -math.inf
+    return round(score or 0.0, decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def ranked(nodes: Sequence[Node[Any]], decimals: int = DECIMALS) -> list[Node[Any]]:
+    """Best first by quantised score; ties keep the given order (generation order)."""
+    order = sorted(range(len(nodes)), key=lambda i: (-quantise(nodes[i].score, decimals), i))
+    return [nodes[i] for i in order]
 
 
 @dataclass(slots=True)
@@ -34,13 +51,16 @@ class SearchResult:
     error: str | None = None
     best: Node[Any] | None = None  # the deepest state search reached (first reached on ties)
     report: AnswerReport | None = None  # every check of the answer; verified == report.verified
+    # True only when a complete search (solver/complete.py) visited every state of the tree
+    # and found no answer, with no budget or depth cut: a proof that none exists.
+    exhausted: bool = False
 
     def summary(self) -> dict[str, object]:
         return {"answer": self.answer, "verified": self.verified,
                 "report": self.report.to_json() if self.report is not None else None,
                 "stopped_by": self.stopped_by,
                 "proposed": self.proposed, "rejected": self.rejected, "expanded": self.expanded,
-                "error": self.error, **self.usage.summary()}
+                "exhausted": self.exhausted, "error": self.error, **self.usage.summary()}
 
 
 class _Run:
@@ -145,10 +165,11 @@ class _Run:
         return answer
 
     def result(self, solution: Node[Any] | None, answer: str | None, stopped_by: str | None,
-               error: str | None = None) -> SearchResult:
+               error: str | None = None, exhausted: bool = False) -> SearchResult:
         report = self.reports.get(answer) if answer is not None else None
         res = SearchResult(answer, report is not None and report.verified, stopped_by, solution, self.proposed,
-                           self.rejected, self.expanded, self.usage, error, solution or self.best, report)
+                           self.rejected, self.expanded, self.usage, error, solution or self.best, report,
+                           exhausted)
         self.trace.emit("end", **res.summary())
         return res
 
@@ -185,7 +206,7 @@ async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
                 # Several verified solutions at once (e.g. passages that all pass the gate): let
                 # the evaluator choose among them, as the paper's vote does at the last step.
                 await run.score(solved)
-                solved.sort(key=lambda nd: -(nd.score or 0.0))
+                solved = ranked(solved)
             for child in solved:
                 if found is None:
                     answer = run.accept(child)
@@ -197,16 +218,17 @@ async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
             if not open_nodes:
                 break
             await run.score(open_nodes)
-            # Stable sort: ties keep generation order, and the trace says a tie decided it.
-            ranked = sorted(open_nodes, key=lambda nd: -(nd.score or 0.0))
-            frontier = ranked[:breadth]
+            # Quantised scores, stable order: ties keep generation order, and the trace says a
+            # tie decided it.
+            order = ranked(open_nodes)
+            frontier = order[:breadth]
             for nd in frontier[:1]:
                 run.reach(nd)
-            cutoff = frontier[-1].score if frontier else None
+            cutoff = quantise(frontier[-1].score) if frontier else None
             for nd in frontier:
                 trace.emit("keep", node=nd.id, score=nd.score)
-            for nd in ranked[breadth:]:
-                trace.emit("cut", node=nd.id, why="beam", score=nd.score, tie=nd.score == cutoff)
+            for nd in order[breadth:]:
+                trace.emit("cut", node=nd.id, why="beam", score=nd.score, tie=quantise(nd.score) == cutoff)
     except BudgetExhausted as exc:
         return run.result(found[0] if found else None, found[1] if found else None, exc.which)
     return run.result(found[0] if found else None, found[1] if found else None, None)
@@ -237,10 +259,9 @@ async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
                     return child, answer
         open_nodes = [c for c in children if not c.solved]
         await run.score(open_nodes)
-        ranked = sorted(open_nodes, key=lambda nd: -(nd.score or 0.0))
         tried = 0
-        for child in ranked:
-            if (child.score or 0.0) < threshold:
+        for child in ranked(open_nodes):
+            if quantise(child.score) < threshold:
                 trace.emit("cut", node=child.id, why="pruned", score=child.score)
                 continue
             if child.depth >= max_depth or (max_children is not None and tried >= max_children):

@@ -60,6 +60,8 @@ def test_oracle_solve_json(tmp_path, capsys):
 
 def test_unsolvable_ends_with_no_answer(capsys):
     assert main(["solve", "game24", "1 1 1 1", "--generator", "enumerate", "--evaluator", "oracle"]) == 0
+    assert capsys.readouterr().out.startswith("no solution exists: the complete search tried every legal step")
+    assert main(["solve", "game24", "1 1 1 1", "--evaluator", "oracle", "--method", "tot-bfs"]) == 0
     assert "no verified solution found" in capsys.readouterr().out
 
 

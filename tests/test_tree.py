@@ -68,8 +68,8 @@ def dfs_trace(path: Path, puzzle: str = "4 9 10 13") -> None:
 
 
 def oracle_bfs_trace(path: Path, *extra: str) -> None:
-    assert main(["solve", "game24", "4 9 10 13", "--generator", "enumerate", "--evaluator", "oracle",
-                 "--trace", str(path), *extra]) == 0
+    assert main(["solve", "game24", "4 9 10 13", "--method", "tot-bfs", "--generator", "enumerate",
+                 "--evaluator", "oracle", "--trace", str(path), *extra]) == 0
 
 
 def synthetic_trace(path: Path, fanouts: tuple[int, ...] = (150, 66)) -> int:

@@ -11,6 +11,9 @@ from tasks.game24.task import Game24, parse_puzzle
 class Game24Plugin:
     name = "game24"
     help = "Game of 24: reach 24 from four numbers with + - * /"
+    # The tree is finite: by default a complete search (every legal step, model-ordered,
+    # backtracking) that finds an answer whenever one exists (solver/complete.py).
+    solve_defaults = {"method": "tot-complete"}
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", nargs="?", help='four numbers, e.g. "4 9 10 13"')

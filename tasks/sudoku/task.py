@@ -85,16 +85,22 @@ class Sudoku:
         return Solved(nxt) if isinstance(verdict, Solved) else Valid(nxt)
 
     def legal_thoughts(self, state: SudokuState) -> Sequence[Thought]:
-        """Every single-cell fill that breaks no rule, most constrained cells first."""
+        """Every digit that breaks no rule in one cell: the blank cell with the fewest such digits
+        (the first in row order on ties). Every completion of the board puts one of these digits
+        there, so branching on that cell alone loses no solution, and a blank cell with no
+        possible digit gives no thoughts: a dead end is seen at once."""
         n = len(state.board)
-        options: list[tuple[int, int, int, list[int]]] = []
+        best: tuple[int, int, int, list[int]] | None = None
         for r in range(n):
             for c in range(n):
                 if state.board[r][c] == 0:
                     ok = [d for d in range(1, n + 1) if d not in self._seen(state.board, r, c)]
-                    options.append((len(ok), r, c, ok))
-        options.sort()
-        return [Thought(format_board(_put(state.board, r, c, d))) for _k, r, c, ok in options for d in ok]
+                    if best is None or len(ok) < best[0]:
+                        best = (len(ok), r, c, ok)
+        if best is None:
+            return []
+        _k, r, c, ok = best
+        return [Thought(format_board(_put(state.board, r, c, d))) for d in ok]
 
     def _seen(self, board: Board, r: int, c: int) -> set[int]:
         """Digits already in the row, column (and box) of cell (r, c)."""

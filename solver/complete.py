@@ -1,0 +1,93 @@
+"""Complete depth-first search: the default where a task's tree is finite.
+
+The task's exact enumeration (``legal_thoughts``) and the gate make the tree; the evaluator only
+*orders* the children of a node (best first) and never drops one: a child scored below the
+evaluator's ``prune_below`` is deferred (tried after its better-scored siblings), not cut.
+Backtracking therefore visits every state the tree holds before it gives up, so a search that
+ends without an answer and without a budget or depth cut has *proved* that none exists
+(``SearchResult.exhausted``). A state explored once is not explored again (transposition table).
+
+Results do not depend on float noise: scores are quantised to ``decimals`` places and ties go
+to the generator's order (for ``enumerate``: the checker's enumeration order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from solver.budget import BudgetExhausted, Usage
+from solver.evaluators import Evaluator
+from solver.generators import Generator
+from solver.lm.client import LMClient
+from solver.node import Node
+from solver.search import DECIMALS, SearchResult, _Run, quantise, ranked
+from solver.task import Task
+from solver.trace import Trace
+
+
+async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
+                       client: LMClient | None, *, depth: int | None = None, decimals: int = DECIMALS,
+                       trace: Trace | None = None, usage: Usage | None = None,
+                       gate: bool = True) -> SearchResult:
+    """DFS over every gated child, best-scored first; nothing is pruned, low scores are deferred.
+    With an exhaustive generator (``enumerate*``) an unanswered, uncut search is a proof that no
+    answer exists (``exhausted``); with a sampling generator it only means the samples ran out."""
+    trace = trace or Trace()
+    usage = usage or (client.usage if client is not None else Usage())
+    max_depth = depth or task.max_depth
+    run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)
+    trace.emit("search", method="tot-complete", depth=max_depth, defer_below=evaluator.prune_below,
+               decimals=decimals, generator=generator.name, evaluator=evaluator.name)
+    # Only a generator that offers every legal thought makes running out of children a proof.
+    exhaustive = bool(getattr(generator, "exhaustive", False))
+    explored: dict[Any, int] = {}  # state -> the most depth left when it was fully explored
+    depth_cut = False
+
+    async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:
+        nonlocal depth_cut
+        run.reach(node)
+        children = await run.expand(node)
+        for child in children:
+            if child.solved:
+                answer = run.accept(child)
+                if answer is not None:
+                    return child, answer
+        open_nodes = [c for c in children if not c.solved]
+        fresh = []
+        for child in open_nodes:
+            if explored.get(child.state, -1) >= max_depth - child.depth:
+                trace.emit("cut", node=child.id, why="duplicate")  # explored before, with no answer
+            else:
+                fresh.append(child)
+        # Children at the depth limit are never expanded, so their order does not matter, and a
+        # single child needs no ordering: neither costs a model call.
+        to_order = [c for c in fresh if c.depth < max_depth]
+        if len(to_order) > 1:
+            await run.score(to_order)
+        order = ranked(fresh, decimals)
+        good = [c for c in order if quantise(c.score, decimals) >= evaluator.prune_below]
+        deferred = [c for c in order if c not in good]  # below the threshold, or NaN: last, never dropped
+        for child in good + deferred:
+            if explored.get(child.state, -1) >= max_depth - child.depth:
+                trace.emit("cut", node=child.id, why="duplicate")
+                continue
+            if child.depth >= max_depth:
+                # A leaf with no legal step beyond the limit loses nothing by being cut.
+                depth_cut = depth_cut or bool(task.legal_thoughts(child.state))
+                trace.emit("cut", node=child.id, why="depth")
+                continue
+            trace.emit("keep", node=child.id, score=child.score, deferred=child in deferred or None)
+            hit = await visit(child)
+            if hit is not None:
+                return hit
+            explored[child.state] = max(explored.get(child.state, -1), max_depth - child.depth)
+            trace.emit("backtrack", node=child.id, to=node.id, state=task.describe(node.state))
+        return None
+
+    try:
+        hit = await visit(run.root())
+    except BudgetExhausted as exc:
+        return run.result(None, None, exc.which)
+    if hit is not None:
+        return run.result(hit[0], hit[1], None)
+    return run.result(None, None, None, exhausted=exhaustive and not depth_cut)
