@@ -20,7 +20,7 @@ from typing import IO, Any
 from solver.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
 from solver.budget import Usage
 from solver.cli import UsageError, _add_search_args, settings_from
-from solver.lm.base import Backend, GenParams, LMError
+from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.plugins import TaskPlugin
@@ -254,6 +254,8 @@ class _Runner:
             row["status"] = "error" if row.get("failed_calls") else "done"
             if row["status"] == "error":
                 row["error"] = row.get("error") or f"{row['failed_calls']} model call(s) failed"
+        except ServerUnavailable:
+            raise  # the server is gone or too slow for every pair: end the run (exit 3), rows so far are kept
         except (LMError, CacheMiss, OSError) as exc:
             row.update(status="error", verified=False, answer=None, error=f"{type(exc).__name__}: {exc}"[:300])
         finally:

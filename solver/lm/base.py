@@ -10,6 +10,19 @@ class LMError(Exception):
     """A model call failed for good (after retries) or a backend cannot do what was asked."""
 
 
+class ServerUnavailable(LMError):
+    """The server cannot serve this run: a failure that ends it (exit 3) instead of being recorded
+    as one failed call, because every later call would fail, or stall, the same way."""
+
+
+class ServerTooSlow(ServerUnavailable):
+    """A request timed out on every try, with the timeout doubled each time."""
+
+
+class EndpointDown(ServerUnavailable):
+    """The server refused connections on every try."""
+
+
 @dataclass(frozen=True, slots=True)
 class GenParams:
     """Sampling parameters of one request. ``n`` independent samples; sample i uses seed+i.

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Awaitable, Callable, Sequence, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
-from solver.lm.base import Backend, GenParams, LMError
+from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
 from solver.lm.cache import Cache, CacheMiss, CacheMode, cache_key
 
 EventSink = Callable[[dict[str, object]], None]
@@ -132,6 +132,8 @@ class LMClient:
             self._emit({"event": "lm_error", "purpose": purpose, "error": str(exc)})
             if isinstance(exc, _OutOfTime):  # recorded as failed, and the search stops there
                 raise BudgetExhausted("seconds") from None
+            if isinstance(exc, ServerUnavailable):  # every later call would fail or stall too: end the run
+                raise
             return []
         self.usage.backend_calls += 1
         self.usage.prompt_tokens += comp.prompt_tokens
@@ -172,6 +174,8 @@ class LMClient:
             self._emit({"event": "lm_error", "purpose": purpose, "error": str(exc)})
             if isinstance(exc, _OutOfTime):  # recorded as failed, and the search stops there
                 raise BudgetExhausted("seconds") from None
+            if isinstance(exc, ServerUnavailable):  # every later call would fail or stall too: end the run
+                raise
             return None
         self.usage.backend_calls += 1
         self.usage.prompt_tokens += tokens
