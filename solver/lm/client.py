@@ -39,7 +39,8 @@ class LMClient:
         self.cache = cache
         self.mode: CacheMode = mode if cache is not None else "off"
         self.on_event: EventSink | None = None
-        limit = concurrency if backend.concurrent else 1
+        # A pool of endpoints takes ``concurrency`` requests on each of them.
+        limit = concurrency * len(getattr(backend, "endpoints", [None])) if backend.concurrent else 1
         self._sem = asyncio.Semaphore(max(1, limit))
         if hasattr(backend, "request_slots"):  # a backend that fans one call out: the same bound N
             backend.request_slots = asyncio.Semaphore(max(1, limit))

@@ -31,7 +31,8 @@ class OpenAIBackend:
     ``max_retries`` times with exponential backoff (1, 2, 4 ... s, or the server's Retry-After),
     and each retry is reported on stderr. A timed-out request is not resent as it was: the server
     may still be working on it (llama.cpp's server finishes requests nobody waits for), so the
-    retry waits twice as long and, from then on, this backend sends one request at a time. A
+    retry waits twice as long (and so do later requests once that was enough) and, from then on,
+    this backend sends one request at a time. A
     request that times out on every try, or a server that refuses every connection, ends the run
     (ServerUnavailable) instead of stalling it. When a server returns fewer than ``n`` choices
     (it ignores ``n``), the missing samples are requested separately, at once, with seeds seed+i.
@@ -65,6 +66,7 @@ class OpenAIBackend:
         self.request_slots: asyncio.Semaphore | None = None
         self._serial = asyncio.Lock()  # held by every request once the server proved slow
         self._slow = False
+        self._wait = timeout  # seconds a request is given; doubled for good once a doubled retry succeeded
         self._ignores_n = False  # set once the server answered fewer than ``n`` choices
         self._numbers = itertools.count(1)
         self._caps: Capabilities | None = None
@@ -78,20 +80,22 @@ class OpenAIBackend:
     async def request(self, what: str, create: Any, **kwargs: Any) -> Any:
         """``create(**kwargs)`` with retries; raises LMError (or ServerUnavailable) on failure."""
         number = next(self._numbers)
-        timeout = self.timeout
+        timeout = self._wait
         for attempt in range(self.max_retries + 1):
             try:
-                return await self._bounded(lambda t=timeout: create(timeout=t, **kwargs))  # type: ignore[misc]
+                out = await self._bounded(lambda t=timeout: create(timeout=t, **kwargs))  # type: ignore[misc]
+                self._wait = max(self._wait, timeout)  # a longer wait was needed: later requests get it at once
+                return out
             except self._errors as exc:
                 retry, wait, kind = self._classify(exc, attempt)
                 last = attempt == self.max_retries
                 if not retry or last:
-                    if kind == "timeout" and attempt > 0:
+                    if kind == "timeout":
                         raise ServerTooSlow(
                             f"server too slow: {what} request {number} to {self.base_url} timed out "
-                            f"{attempt + 1} times (after {self.timeout:g} s, doubled up to {timeout:g} s); "
+                            f"{attempt + 1} times (waited {timeout:g} s at last, doubling from {self.timeout:g} s); "
                             "raise --timeout, lower --concurrency, or use a cheaper generator/evaluator") from None
-                    if kind == "refused" and attempt > 0:
+                    if kind == "refused":
                         raise EndpointDown(f"cannot reach the server at {self.base_url}: connection refused "
                                            f"{attempt + 1} times") from None
                     raise LMError(_safe_message(exc, self._secret)) from None
