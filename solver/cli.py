@@ -170,9 +170,16 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
         task.root(puzzle)  # bad input fails here, before a model is loaded
     client = make_client(s)
     trace = Trace(args.trace)
+    from solver.progress import RunProgress
+
+    progress = RunProgress(len(puzzles), f"{task.name} solve", quiet=args.json or len(puzzles) < 2,
+                           transient=True)
     try:
         for pid, puzzle in puzzles:
-            res = await solve(task, puzzle, s, client, trace)
+            with progress:  # a live bar between puzzles, not over the printed results
+                progress.working_on(pid)
+                res = await solve(task, puzzle, s, client, trace)
+                progress.finished(res.summary())
             out = {"task": task.name, "id": pid, "puzzle": puzzle, **res.summary()}
             report = getattr(plugin, "report", None)  # optional: task fields and text (crosswords: the grid)
             fields, text = report(task, puzzle, res) if report is not None else ({}, "")
