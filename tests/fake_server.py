@@ -59,6 +59,7 @@ class Script:
     retry_after: str = "0"
     retry_after_ms: str | None = "5"
     echo: bool = True  # False: refuse echo with 400, as OpenAI's chat-era models do
+    chat: bool = True  # False: no /chat/completions route (404, FastAPI's body)
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -193,6 +194,9 @@ class FakeOpenAIServer:
                     return
                 if mode == "wrongshape":
                     self._send(200, b'{"id": "x", "object": "text_completion", "choices": "nope", "usage": 7}')
+                    return
+                if self.path.endswith("/chat/completions") and not s.chat:
+                    self._send(404, json.dumps({"detail": "Not Found"}).encode())
                     return
                 if body.get("echo") and not s.echo:
                     err = {"error": {"message": "echo is not supported with this model",

@@ -181,6 +181,23 @@ def test_context_overflow_is_one_failed_call_with_the_servers_words() -> None:
     assert texts == [] and "maximum context length is 2048 tokens" in str(events[0]["error"])
 
 
+def test_chat_on_a_server_without_chat_names_the_capability() -> None:
+    async def go(url: str) -> tuple[list[str], list[dict[str, object]]]:
+        client = LMClient(_backend(url)[0])
+        events: list[dict[str, object]] = []
+        client.on_event = events.append
+        try:
+            return await client.complete("x", GenParams(chat=True)), events
+        finally:
+            await client.close()
+
+    with FakeOpenAIServer(["ok"], chat=False) as srv:
+        texts, events = asyncio.run(go(srv.url))
+        assert len(srv.requests) == 1  # a 404 is not retried
+    assert texts == [] and len(events) == 1
+    assert "has no chat completions (capability: chat; it answered HTTP 404); drop --chat" in str(events[0]["error"])
+
+
 def test_split_urls() -> None:
     assert split_urls(["http://a/v1,http://b/v1", "http://c/v1", "http://a/v1"]) == \
         ["http://a/v1", "http://b/v1", "http://c/v1"]

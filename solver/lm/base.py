@@ -7,7 +7,10 @@ from typing import Protocol, Sequence
 
 
 class LMError(Exception):
-    """A model call failed for good (after retries) or a backend cannot do what was asked."""
+    """A model call failed for good (after retries) or a backend cannot do what was asked.
+    ``status``: the HTTP status a server answered with, where there was one."""
+
+    status: int | None = None
 
 
 class ServerUnavailable(LMError):

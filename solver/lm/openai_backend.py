@@ -94,11 +94,15 @@ class OpenAIBackend:
                         raise ServerTooSlow(
                             f"server too slow: {what} request {number} to {self.base_url} timed out "
                             f"{attempt + 1} times (waited {timeout:g} s at last, doubling from {self.timeout:g} s); "
-                            "raise --timeout, lower --concurrency, or use a cheaper generator/evaluator") from None
+                            "raise --timeout, lower --concurrency, or use a cheaper generator/evaluator"
+                            + ("; scoring by echo is slow on some servers (llama.cpp's): try --scoring top-logprobs"
+                               if what == "score" and kwargs.get("echo") else "")) from None
                     if kind == "refused":
                         raise EndpointDown(f"cannot reach the server at {self.base_url}: connection refused "
                                            f"{attempt + 1} times") from None
-                    raise LMError(_safe_message(exc, self._secret)) from None
+                    err = LMError(_safe_message(exc, self._secret))
+                    err.status = getattr(exc, "status_code", None)
+                    raise err from None
                 if kind == "timeout":
                     if not self._slow:
                         self._slow = True
@@ -172,8 +176,14 @@ class OpenAIBackend:
                 kwargs["logprobs"] = params.logprobs
         try:
             if params.chat:
-                resp = await self.request("chat", self._client.chat.completions.create,
-                                          messages=[{"role": "user", "content": prompt}], **kwargs)
+                try:
+                    resp = await self.request("chat", self._client.chat.completions.create,
+                                              messages=[{"role": "user", "content": prompt}], **kwargs)
+                except LMError as exc:
+                    if exc.status in (404, 405, 501):
+                        raise LMError(f"the server at {self.base_url} has no chat completions (capability: chat; "
+                                      f"it answered HTTP {exc.status}); drop --chat") from None
+                    raise
                 texts = [c.message.content or "" for c in resp.choices]
             else:
                 resp = await self.request("completion", self._client.completions.create, prompt=prompt, **kwargs)
