@@ -31,11 +31,11 @@ class OpenAIBackend:
     ``max_retries`` times with exponential backoff (1, 2, 4 ... s, or the server's Retry-After),
     and each retry is reported on stderr. A timed-out request is not resent as it was: the server
     may still be working on it (llama.cpp's server finishes requests nobody waits for), so the
-    retry waits twice as long (and so do later requests once that was enough) and, from then on,
-    this backend sends one request at a time. A
-    request that times out on every try, or a server that refuses every connection, ends the run
-    (ServerUnavailable) instead of stalling it. When a server returns fewer than ``n`` choices
-    (it ignores ``n``), the missing samples are requested separately, at once, with seeds seed+i.
+    retry and every later request wait twice as long and, from then on, this backend sends one
+    request at a time. A request that times out after the longest wait (timeout x 2^retries), or
+    a server that refuses every connection, ends the run (ServerUnavailable) instead of stalling it.
+    When a server returns fewer than ``n`` choices (it ignores ``n``), the missing samples are
+    requested separately, at once, with seeds seed+i.
     """
 
     supports_chat = True
@@ -66,7 +66,7 @@ class OpenAIBackend:
         self.request_slots: asyncio.Semaphore | None = None
         self._serial = asyncio.Lock()  # held by every request once the server proved slow
         self._slow = False
-        self._wait = timeout  # seconds a request is given; doubled for good once a doubled retry succeeded
+        self._wait = timeout  # seconds a request is given: doubled for good at each timeout, up to a cap
         self._ignores_n = False  # set once the server answered fewer than ``n`` choices
         self._numbers = itertools.count(1)
         self._caps: Capabilities | None = None
@@ -78,50 +78,63 @@ class OpenAIBackend:
 
     # -- one HTTP request, retried -------------------------------------------------------------
     async def request(self, what: str, create: Any, **kwargs: Any) -> Any:
-        """``create(**kwargs)`` with retries; raises LMError (or ServerUnavailable) on failure."""
+        """``create(**kwargs)`` with retries; raises LMError (or ServerUnavailable) on failure.
+
+        Timeouts are counted against the whole backend, not the request: each one doubles the wait
+        every later request gets (up to ``timeout`` x 2^retries), because the abandoned request may
+        still be running on the server and whatever comes next queues behind it. A request that
+        times out after the longest wait ends the run; so the work a slow server does for nobody
+        is bounded, and the run either settles at a wait that suffices or stops, never loops."""
         number = next(self._numbers)
-        timeout = self._wait
-        for attempt in range(self.max_retries + 1):
+        cap = self.timeout * 2 ** self.max_retries
+        errors = tries = 0
+        while True:
+            tries += 1
+            sent = [self._wait]  # the wait in force when it is sent (it may grow while this one queues)
             try:
-                out = await self._bounded(lambda t=timeout: create(timeout=t, **kwargs))  # type: ignore[misc]
-                self._wait = max(self._wait, timeout)  # a longer wait was needed: later requests get it at once
-                return out
+                return await self._bounded(lambda s=sent: create(timeout=s[0], **kwargs), sent)  # type: ignore[misc]
             except self._errors as exc:
-                retry, wait, kind = self._classify(exc, attempt)
-                last = attempt == self.max_retries
-                if not retry or last:
-                    if kind == "timeout":
-                        raise ServerTooSlow(
-                            f"server too slow: {what} request {number} to {self.base_url} timed out "
-                            f"{attempt + 1} times (waited {timeout:g} s at last, doubling from {self.timeout:g} s); "
-                            "raise --timeout, lower --concurrency, or use a cheaper generator/evaluator"
-                            + ("; scoring by echo is slow on some servers (llama.cpp's): try --scoring top-logprobs"
-                               if what == "score" and kwargs.get("echo") else "")) from None
-                    if kind == "refused":
-                        raise EndpointDown(f"cannot reach the server at {self.base_url}: connection refused "
-                                           f"{attempt + 1} times") from None
-                    err = LMError(_safe_message(exc, self._secret))
-                    err.status = getattr(exc, "status_code", None)
-                    raise err from None
+                timeout = sent[0]
+                retry, wait, kind = self._classify(exc, max(errors, tries - 1))
                 if kind == "timeout":
+                    if timeout >= cap:
+                        hint = ("; scoring by echo is slow on some servers (llama.cpp's): try --scoring top-logprobs"
+                                if what == "score" and kwargs.get("echo") else "")
+                        raise ServerTooSlow(
+                            f"server too slow: {what} request {number} to {self.base_url} timed out after "
+                            f"{timeout:g} s (the longest wait: --timeout {self.timeout:g} doubled --retries "
+                            f"{self.max_retries} times); raise --timeout, lower --concurrency, or use a cheaper "
+                            f"generator/evaluator{hint}") from None
+                    self._wait = max(self._wait, min(cap, 2 * timeout))
                     if not self._slow:
                         self._slow = True
                         self._note(f"server slow: {self.base_url} did not answer {what} request {number} within "
-                                   f"{timeout:g} s; sending it one request at a time from now on")
+                                   f"{timeout:g} s; sending it one request at a time from now on"
+                                   + ("; echo scoring is slow on llama.cpp's server, --scoring top-logprobs sends "
+                                      "one short request per state" if kwargs.get("echo") else ""))
                     self._note(f"server slow: request {number} ({what}) timed out after {timeout:g} s, "
-                               f"retry {attempt + 1}/{self.max_retries} in {wait:g} s with {2 * timeout:g} s")
-                    timeout *= 2  # the abandoned request may still be running there: give it time
-                else:
-                    self._note(f"server error: request {number} ({what}) to {self.base_url}: {kind}, "
-                               f"retry {attempt + 1}/{self.max_retries} in {wait:g} s")
+                               f"retry {tries}/{self.max_retries} in {wait:g} s with {self._wait:g} s")
+                    await asyncio.sleep(wait)
+                    continue
+                errors += 1
+                if not retry or errors > self.max_retries:
+                    if kind == "refused":
+                        raise EndpointDown(f"cannot reach the server at {self.base_url}: connection refused "
+                                           f"{errors} times") from None
+                    err = LMError(_safe_message(exc, self._secret))
+                    err.status = getattr(exc, "status_code", None)
+                    raise err from None
+                self._note(f"server error: request {number} ({what}) to {self.base_url}: {kind}, "
+                           f"retry {errors}/{self.max_retries} in {wait:g} s")
                 await asyncio.sleep(wait)
-        raise AssertionError("unreachable")
 
-    async def _bounded(self, call: Callable[[], Awaitable[Any]]) -> Any:
+    async def _bounded(self, call: Callable[[], Awaitable[Any]], sent: list[float]) -> Any:
         async def go() -> Any:
             if self._slow:
                 async with self._serial:
+                    sent[0] = self._wait
                     return await call()
+            sent[0] = self._wait
             return await call()
 
         if self.request_slots is None:
