@@ -110,7 +110,7 @@ def _is_24(puzzle: str, answer: str) -> bool:
 
 
 def test_models_reports_what_llama_cpp_supports(server: str, capsys: Any) -> None:
-    code, out, err = _run(["models", "--base-url", server, "--json"], capsys)
+    code, out, err = _run(["models", "--base-url", server, "--json", "--timeout", "300"], capsys)
     assert code == 0, err
     info = json.loads(out)
     assert info["models"] == [MODEL] and info["model"] == MODEL
