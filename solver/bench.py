@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,7 +25,7 @@ from solver.cli import UsageError, _add_search_args, settings_from
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
-from solver.lm.base import Backend, GenParams, LMError
+from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.plugins import TaskPlugin
@@ -287,6 +288,8 @@ class _Runner:
             row["status"] = "error" if row.get("failed_calls") else "done"
             if row["status"] == "error":
                 row["error"] = row.get("error") or f"{row['failed_calls']} model call(s) failed"
+        except ServerUnavailable:
+            raise  # the server is gone or too slow for every pair: end the run (exit 3), rows so far are kept
         except (LMError, CacheMiss, OSError) as exc:
             row.update(status="error", verified=False, answer=None, error=f"{type(exc).__name__}: {exc}"[:300])
         finally:
@@ -315,31 +318,22 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     wanted = {(str(pid), m) for pid, pz in puzzles for m in methods}
     done_here = [r for k, r in finished.items() if k in wanted]
 
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from solver.progress import RunProgress
 
-    console = Console(stderr=True)
     solved_before = sum(1 for r in done_here if r.get("verified"))
-    stats: dict[str, Any] = {"solved": solved_before, "calls": 0, "tokens": 0, "errors": 0}
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("solved {task.fields[solved]}  calls {task.fields[calls]}  tokens {task.fields[tokens]}"
-                          "  errored {task.fields[errors]}"), TimeElapsedColumn())
+    progress = RunProgress(len(wanted), f"{task.name} bench", done=len(done_here), solved=solved_before,
+                           quiet=args.json)
     fh = open_results(results)
     try:
         if todo:
             await runner.warm_up(sorted({m for _, _, m in todo}))
-        with Progress(*columns, console=console, disable=not console.is_terminal) as progress:
-            bar = progress.add_task(f"{task.name} bench", total=len(wanted), completed=len(done_here), **stats)
+        with progress:
             for pid, puzzle, method in todo:
-                progress.update(bar, description=f"{task.name} {pid} {method}")
+                progress.working_on(f"{pid} {method}")
                 row = await runner.pair(pid, puzzle, method)
                 fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
                 fh.flush()
-                stats["solved"] += bool(row.get("verified"))
-                stats["calls"] += int(row.get("calls") or 0)
-                stats["tokens"] += int(row.get("tokens") or 0)
-                stats["errors"] += row["status"] != "done"
-                progress.update(bar, advance=1, **stats)
+                progress.finished(row, error=row["status"] != "done")
     finally:
         fh.close()
         await runner.close()
@@ -347,9 +341,9 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     ids = {str(pid) for pid, _ in puzzles}
     rows = [r for r in load_rows([out]) if str(r["id"]) in ids]
     _print_report(out, rows, args)
-    if stats["errors"]:
-        console.print(f"{stats['errors']} pair(s) errored (a model or server failure); rerun the same command "
-                      "to retry only those")
+    if progress.errors:
+        print(f"{progress.errors} pair(s) errored (a model or server failure); rerun the same command "
+              "to retry only those", file=sys.stderr)
     return 0
 
 

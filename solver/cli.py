@@ -29,7 +29,7 @@ from verifiers.report import AnswerReport
 # Further subcommands (bench, audit, show, ...) live in their own modules. Each module defines
 # ``add_parser(subparsers, plugins)`` and ``run(args, plugins) -> int`` (sync or async) and is
 # listed here by import path.
-COMMAND_MODULES: tuple[str, ...] = ("solver.show", "solver.audit", "solver.bench")
+COMMAND_MODULES: tuple[str, ...] = ("solver.show", "solver.audit", "solver.bench", "solver.models")
 
 
 class UsageError(Exception):
@@ -74,11 +74,16 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
                    help="local (embedded Gemma 3 270M, default) or openai (any compatible server); "
                         "--model or --base-url imply openai")
     m.add_argument("--model", default=None, help="model name on the server (or a GGUF path with --backend local)")
-    m.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (or OPENAI_BASE_URL)")
+    m.add_argument("--base-url", action="append", default=None,
+                   help="OpenAI-compatible server URL (or OPENAI_BASE_URL); repeat it, or separate URLs by "
+                        "commas, to spread requests over several endpoints serving the same model")
+    m.add_argument("--scoring", choices=["auto", "echo", "top-logprobs"], default="auto",
+                   help="how a server scores continuations: echoed prompt log-probabilities, or the top "
+                        "log-probabilities of one generated token; auto asks the server (default)")
     m.add_argument("--chat", action="store_true", help="use chat completions and chat-style prompts")
     m.add_argument("--timeout", type=float, default=60.0, help="seconds per model call")
     m.add_argument("--retries", type=int, default=3, help="retries of transient server errors")
-    m.add_argument("--concurrency", type=int, default=4, help="concurrent calls to a server")
+    m.add_argument("--concurrency", type=int, default=4, help="concurrent calls to a server (to each endpoint)")
     m.add_argument("--cache", default=None, help="record/replay store (sqlite file)")
     m.add_argument("--cache-mode", choices=["record", "replay", "off"], default="record",
                    help="record: reuse and add; replay: fail on a miss; off: ignore the store")
@@ -121,6 +126,16 @@ def build_parser(plugins: dict[str, TaskPlugin]) -> argparse.ArgumentParser:
     return parser
 
 
+def _urls(values: list[str] | str | None) -> str | None:
+    from solver.lm.pool import split_urls
+
+    urls = split_urls(values)
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"bad --base-url {url!r}: use http://HOST:PORT/v1 or https://...")
+    return ",".join(urls) or None
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
     backend = args.backend or ("openai" if (args.base_url or (args.model and not os.path.isfile(args.model))
                                             or os.environ.get("OPENAI_BASE_URL")) else "local")
@@ -139,7 +154,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         evaluator=evaluator, k=args.k, n_evaluate=args.n_evaluate, prune_below=args.prune_below,
         early_stop=not args.no_early_stop, model_free=tuple(getattr(args, "task_model_free", ())),
         temperature=args.temperature, seed=args.seed,
-        chat=args.chat, backend=backend, model=args.model, base_url=args.base_url,
+        chat=args.chat, backend=backend, model=args.model, base_url=_urls(args.base_url), scoring=args.scoring,
         timeout=args.timeout, retries=args.retries, concurrency=args.concurrency, cache=args.cache,
         cache_mode=args.cache_mode,
         budget=Budget(args.budget_calls, args.budget_tokens, args.budget_steps, args.budget_seconds),
@@ -196,9 +211,16 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
         task.root(puzzle)  # bad input fails here, before a model is loaded
     client = make_client(s)
     trace = Trace(args.trace)
+    from solver.progress import RunProgress
+
+    progress = RunProgress(len(puzzles), f"{task.name} solve", quiet=args.json or len(puzzles) < 2,
+                           transient=True)
     try:
         for pid, puzzle in puzzles:
-            res = await solve(task, puzzle, s, client, trace)
+            with progress:  # a live bar between puzzles, not over the printed results
+                progress.working_on(pid)
+                res = await solve(task, puzzle, s, client, trace)
+                progress.finished(res.summary())
             out = {"task": task.name, "id": pid, "puzzle": puzzle, **res.summary()}
             if res.exhausted and callable(getattr(task, "oracle", None)):
                 try:  # the exact oracle's own verdict on the puzzle, beside the search's proof

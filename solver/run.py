@@ -44,7 +44,8 @@ class Settings:
     chat: bool = False
     backend: str = "local"
     model: str | None = None
-    base_url: str | None = None
+    base_url: str | None = None  # one URL, or several separated by commas (an endpoint pool)
+    scoring: str = "auto"  # OpenAI-compatible servers: auto, echo or top-logprobs
     timeout: float = 60.0
     retries: int = 3
     concurrency: int = 4
@@ -69,7 +70,12 @@ def make_backend(s: Settings) -> Backend:
         model = s.model or os.environ.get("OPENAI_MODEL")
         if not model:
             raise ValueError("--model is required with an OpenAI-compatible server")
-        return OpenAIBackend(model, s.base_url, timeout=s.timeout, max_retries=s.retries)
+        from solver.lm.pool import EndpointPool, split_urls
+
+        urls: list[str | None] = [*split_urls(s.base_url)] or [None]
+        ends = [OpenAIBackend(model, url, timeout=s.timeout, max_retries=s.retries, scoring=s.scoring)
+                for url in urls]
+        return ends[0] if len(ends) == 1 else EndpointPool(ends, s.concurrency)
     raise ValueError(f"unknown backend {s.backend!r}; use local or openai")
 
 

@@ -15,6 +15,16 @@ script (the last mode repeats once the script is used up) and answers accordingl
 ``drop``      the connection is closed without any answer
 ``echo-key``  400 Bad Request whose message quotes the Authorization header it received (as
               some servers do), to test that keys are scrubbed from errors
+``context``   400 context_length_exceeded, worded and shaped as llama.cpp's server words it
+
+Answers have the shapes llama-cpp-python's server (0.3) gives, checked against it in
+tests/test_real_server.py: error bodies carry ``message``, ``type``, ``param`` and ``code``;
+``logprobs`` answers list ``tokens``, ``text_offset``, ``token_logprobs`` and ``top_logprobs``
+(one dict per token); with ``echo`` the text starts with the prompt, the prompt's tokens come first
+(offsets from 0) and the first token has no log-probability (null). Tokens here are a word with
+the spaces before it; every token has log-probability -1.0, except the generated ones: -0.5, -0.25.
+``GET /v1/models`` lists the one model. ``ok`` honours ``n`` (as vLLM and OpenAI do); ``one``
+answers one choice whatever ``n`` was, as llama.cpp's server does for completions and chat.
 
 Every request (path, headers, body) is recorded so tests can assert what the client sent.
 """
@@ -22,12 +32,14 @@ Every request (path, headers, body) is recorded so tests can assert what the cli
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-MODES = ("ok", "one", "slow", "timeout", "429", "500", "malformed", "wrongshape", "empty", "drop", "echo-key")
+MODES = ("ok", "one", "slow", "timeout", "429", "500", "malformed", "wrongshape", "empty", "drop", "echo-key",
+         "context")
 
 
 @dataclass(slots=True)
@@ -46,6 +58,8 @@ class Script:
     hang: float = 5.0
     retry_after: str = "0"
     retry_after_ms: str | None = "5"
+    echo: bool = True  # False: refuse echo with 400, as OpenAI's chat-era models do
+    chat: bool = True  # False: no /chat/completions route (404, FastAPI's body)
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -107,6 +121,14 @@ class FakeOpenAIServer:
             def log_message(self, format: str, *args: Any) -> None:  # quiet test output
                 return None
 
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                if self.path.rstrip("/").endswith("/models"):
+                    data = {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "me",
+                                                        "permissions": []}]}
+                    self._send(200, json.dumps(data).encode())
+                else:
+                    self._send(404, json.dumps({"detail": "Not Found"}).encode())
+
             def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -152,17 +174,34 @@ class FakeOpenAIServer:
                     return
                 if mode == "500":
                     headers = {"retry-after-ms": s.retry_after_ms} if s.retry_after_ms is not None else {}
-                    self._send(500, b'{"error": {"message": "boom", "type": "server_error"}}', headers)
+                    self._send(500, b'{"error": {"message": "boom", "type": "internal_server_error", "param": null, '
+                               b'"code": null}}', headers)
                     return
                 if mode == "echo-key":
                     msg = f"bad request from {self.headers.get('Authorization', '')}"
                     self._send(400, json.dumps({"error": {"message": msg, "type": "invalid_request"}}).encode())
+                    return
+                if mode == "context":
+                    msg = ("This model's maximum context length is 2048 tokens, however you requested 3003 tokens "
+                           "(3002 in your prompt; 1 for the completion). Please reduce your prompt; or completion "
+                           "length.")
+                    err = {"error": {"message": msg, "type": "invalid_request_error", "param": "messages",
+                                     "code": "context_length_exceeded"}}
+                    self._send(400, json.dumps(err).encode())
                     return
                 if mode == "malformed":
                     self._send(200, b'{"id": "x", "choices": [{"text": "4 * 6 = 2')
                     return
                 if mode == "wrongshape":
                     self._send(200, b'{"id": "x", "object": "text_completion", "choices": "nope", "usage": 7}')
+                    return
+                if self.path.endswith("/chat/completions") and not s.chat:
+                    self._send(404, json.dumps({"detail": "Not Found"}).encode())
+                    return
+                if body.get("echo") and not s.echo:
+                    err = {"error": {"message": "echo is not supported with this model",
+                                     "type": "invalid_request_error", "param": "echo", "code": None}}
+                    self._send(400, json.dumps(err).encode())
                     return
                 n = int(body.get("n") or 1) if mode == "ok" else 1
                 chat = self.path.endswith("/chat/completions")
@@ -176,10 +215,11 @@ class FakeOpenAIServer:
                     choices = [{"index": i, "finish_reason": "stop", "logprobs": lp_chat,
                                 "message": {"role": "assistant", "content": s.text}} for i in range(n)]
                 else:
-                    lp = ({"tokens": ["4", " *"], "token_logprobs": [-0.5, -0.25], "top_logprobs": None,
-                           "text_offset": [0, 1]} if body.get("logprobs") is not None else None)
-                    choices = [{"index": i, "finish_reason": "stop", "text": s.text, "logprobs": lp}
-                               for i in range(n)]
+                    prompt = str(body.get("prompt") or "")
+                    echo = bool(body.get("echo"))
+                    lp = _logprobs(prompt, echo, int(body["logprobs"])) if body.get("logprobs") is not None else None
+                    choices = [{"index": i, "finish_reason": "stop", "text": (prompt if echo else "") + s.text,
+                                "logprobs": lp} for i in range(n)]
                 resp = {"id": "cmpl-fake", "object": "chat.completion" if chat else "text_completion",
                         "created": 0, "model": body.get("model", "fake"), "choices": choices,
                         "usage": {"prompt_tokens": 3, "completion_tokens": 5 * len(choices),
@@ -187,3 +227,26 @@ class FakeOpenAIServer:
                 self._send(200, json.dumps(resp).encode())
 
         return Handler
+
+
+def _logprobs(prompt: str, echo: bool, k: int) -> dict[str, Any]:
+    """llama.cpp's shape: generated tokens "4", " *" (-0.5, -0.25) after the prompt's when echoed."""
+    prompt_tokens = re.findall(r"\s*\S+|\s+$", prompt) if echo else []
+    tokens = prompt_tokens + ["4", " *"]
+    values: list[float | None] = [-1.0] * len(prompt_tokens) + [-0.5, -0.25]
+    start = 0 if echo else len(prompt)
+    offsets, at = [], start
+    for t in tokens:
+        offsets.append(at)
+        at += len(t)
+    tops: list[dict[str, float] | None] = []
+    for t, v in zip(tokens, values, strict=True):
+        alts = {t: v if v is not None else -1.0}
+        if t == "4":  # the alternatives of the first generated token, most likely first
+            alts = dict(list({"4": -0.5, " sure": -1.5, " likely": -2.0, " impossible": -3.0, "6": -4.0}.items())
+                        [:max(k, 1)])
+        tops.append(alts)
+    if echo and tokens:
+        values[0] = None
+        tops[0] = None
+    return {"tokens": tokens, "text_offset": offsets, "token_logprobs": values, "top_logprobs": tops}

@@ -7,7 +7,23 @@ from typing import Protocol, Sequence
 
 
 class LMError(Exception):
-    """A model call failed for good (after retries) or a backend cannot do what was asked."""
+    """A model call failed for good (after retries) or a backend cannot do what was asked.
+    ``status``: the HTTP status a server answered with, where there was one."""
+
+    status: int | None = None
+
+
+class ServerUnavailable(LMError):
+    """The server cannot serve this run: a failure that ends it (exit 3) instead of being recorded
+    as one failed call, because every later call would fail, or stall, the same way."""
+
+
+class ServerTooSlow(ServerUnavailable):
+    """A request timed out on every try, with the timeout doubled each time."""
+
+
+class EndpointDown(ServerUnavailable):
+    """The server refused connections on every try."""
 
 
 @dataclass(frozen=True, slots=True)

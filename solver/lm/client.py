@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Awaitable, Callable, Sequence, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
-from solver.lm.base import Backend, GenParams, LMError
+from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
 from solver.lm.cache import Cache, CacheMiss, CacheMode, cache_key
 
 EventSink = Callable[[dict[str, object]], None]
@@ -39,7 +39,8 @@ class LMClient:
         self.cache = cache
         self.mode: CacheMode = mode if cache is not None else "off"
         self.on_event: EventSink | None = None
-        limit = concurrency if backend.concurrent else 1
+        # A pool of endpoints takes ``concurrency`` requests on each of them.
+        limit = concurrency * len(getattr(backend, "endpoints", [None])) if backend.concurrent else 1
         self._sem = asyncio.Semaphore(max(1, limit))
         if hasattr(backend, "request_slots"):  # a backend that fans one call out: the same bound N
             backend.request_slots = asyncio.Semaphore(max(1, limit))
@@ -132,6 +133,8 @@ class LMClient:
             self._emit({"event": "lm_error", "purpose": purpose, "error": str(exc)})
             if isinstance(exc, _OutOfTime):  # recorded as failed, and the search stops there
                 raise BudgetExhausted("seconds") from None
+            if isinstance(exc, ServerUnavailable):  # every later call would fail or stall too: end the run
+                raise
             return []
         self.usage.backend_calls += 1
         self.usage.prompt_tokens += comp.prompt_tokens
@@ -172,6 +175,8 @@ class LMClient:
             self._emit({"event": "lm_error", "purpose": purpose, "error": str(exc)})
             if isinstance(exc, _OutOfTime):  # recorded as failed, and the search stops there
                 raise BudgetExhausted("seconds") from None
+            if isinstance(exc, ServerUnavailable):  # every later call would fail or stall too: end the run
+                raise
             return None
         self.usage.backend_calls += 1
         self.usage.prompt_tokens += tokens

@@ -1,49 +1,178 @@
-"""Any OpenAI-compatible server (OpenAI, vLLM, llama.cpp server, Ollama) through ``openai``."""
+"""Any OpenAI-compatible server (OpenAI, vLLM, SGLang, llama.cpp's server, Ollama) through ``openai``."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import math
 import os
-from typing import Any, Sequence
+import sys
+from typing import Any, Awaitable, Callable, Sequence
 
-from solver.lm.base import Completion, GenParams, LMError
+from solver.lm.base import Completion, EndpointDown, GenParams, LMError, ServerTooSlow, ServerUnavailable
+from solver.lm.capabilities import Capabilities, probe
+
+Notify = Callable[[str], None]
+__all__ = ["EndpointDown", "OpenAIBackend", "ServerTooSlow", "ServerUnavailable"]
+
+
+def stderr_notice(line: str) -> None:
+    print(f"tot: {line}", file=sys.stderr, flush=True)
+
+
+# Scoring by the top log-probabilities of one generated token: how many alternatives to ask for.
+TOP_K = 20
 
 
 class OpenAIBackend:
-    """Completions (and chat) over the async ``openai`` client.
+    """Completions (and chat) over the async ``openai`` client, with our own retry loop.
 
-    The client retries 408/409/429/5xx and dropped connections with exponential backoff and
-    honours Retry-After. When a server returns fewer than ``n`` choices (it ignores ``n``), the
-    missing samples are requested separately, at once, with seeds seed+i.
+    Transient failures (timeouts, dropped or refused connections, 408/409/429/5xx) are retried
+    ``max_retries`` times with exponential backoff (1, 2, 4 ... s, or the server's Retry-After),
+    and each retry is reported on stderr. A timed-out request is not resent as it was: the server
+    may still be working on it (llama.cpp's server finishes requests nobody waits for), so the
+    retry and every later request wait twice as long and, from then on, this backend sends one
+    request at a time. A request that times out after the longest wait (timeout x 2^retries), or
+    a server that refuses every connection, ends the run (ServerUnavailable) instead of stalling it.
+    When a server returns fewer than ``n`` choices (it ignores ``n``), the missing samples are
+    requested separately, at once, with seeds seed+i.
     """
 
     supports_chat = True
     concurrent = True
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 60.0, max_retries: int = 3) -> None:
+                 timeout: float = 60.0, max_retries: int = 3, scoring: str = "auto",
+                 notify: Notify | None = stderr_notice) -> None:
         import openai
 
+        if scoring not in ("auto", "echo", "top-logprobs"):
+            raise ValueError(f"unknown scoring {scoring!r}; use auto, echo or top-logprobs")
         self.model = model
         self.name = f"openai:{model}"
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
         key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self._secret = key  # scrubbed from every error message
-        self._client = openai.AsyncOpenAI(
-            api_key=key, base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
-            timeout=timeout, max_retries=max_retries)
+        self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0)
+        self._openai = openai
         self._errors: tuple[type[BaseException], ...] = (openai.OpenAIError,)
+        self.timeout = timeout
+        self.max_retries = max(0, max_retries)
+        self.scoring = scoring
+        self.notify = notify
         # Bounds every HTTP request, including the extra ones one call may fan out into (samples
         # a server ignored ``n`` for, one echo request per scored continuation). LMClient sets it
         # to its own concurrency; None means no bound beyond the caller's.
         self.request_slots: asyncio.Semaphore | None = None
+        self._serial = asyncio.Lock()  # held by every request once the server proved slow
+        self._slow = False
+        self._wait = timeout  # seconds a request is given: doubled for good at each timeout, up to a cap
         self._ignores_n = False  # set once the server answered fewer than ``n`` choices
+        self._numbers = itertools.count(1)
+        self._caps: Capabilities | None = None
+        self._caps_lock = asyncio.Lock()
+        self._said_scoring = False
 
-    async def _create(self, create: Any, **kwargs: Any) -> Any:
+    def __repr__(self) -> str:
+        return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
+
+    # -- one HTTP request, retried -------------------------------------------------------------
+    async def request(self, what: str, create: Any, **kwargs: Any) -> Any:
+        """``create(**kwargs)`` with retries; raises LMError (or ServerUnavailable) on failure.
+
+        Timeouts are counted against the whole backend, not the request: each one doubles the wait
+        every later request gets (up to ``timeout`` x 2^retries), because the abandoned request may
+        still be running on the server and whatever comes next queues behind it. A request that
+        times out after the longest wait ends the run; so the work a slow server does for nobody
+        is bounded, and the run either settles at a wait that suffices or stops, never loops."""
+        number = next(self._numbers)
+        cap = self.timeout * 2 ** self.max_retries
+        errors = tries = 0
+        while True:
+            tries += 1
+            sent = [self._wait]  # the wait in force when it is sent (it may grow while this one queues)
+            try:
+                return await self._bounded(lambda s=sent: create(timeout=s[0], **kwargs), sent)  # type: ignore[misc]
+            except self._errors as exc:
+                timeout = sent[0]
+                retry, wait, kind = self._classify(exc, max(errors, tries - 1))
+                if kind == "timeout":
+                    if timeout >= cap:
+                        hint = ("; scoring by echo is slow on some servers (llama.cpp's): try --scoring top-logprobs"
+                                if what == "score" and kwargs.get("echo") else "")
+                        raise ServerTooSlow(
+                            f"server too slow: {what} request {number} to {self.base_url} timed out after "
+                            f"{timeout:g} s (the longest wait: --timeout {self.timeout:g} doubled --retries "
+                            f"{self.max_retries} times); raise --timeout, lower --concurrency, or use a cheaper "
+                            f"generator/evaluator{hint}") from None
+                    self._wait = max(self._wait, min(cap, 2 * timeout))
+                    if not self._slow:
+                        self._slow = True
+                        self._note(f"server slow: {self.base_url} did not answer {what} request {number} within "
+                                   f"{timeout:g} s; sending it one request at a time from now on"
+                                   + ("; echo scoring is slow on llama.cpp's server, --scoring top-logprobs sends "
+                                      "one short request per state" if kwargs.get("echo") else ""))
+                    self._note(f"server slow: request {number} ({what}) timed out after {timeout:g} s, "
+                               f"retry {tries}/{self.max_retries} in {wait:g} s with {self._wait:g} s")
+                    await asyncio.sleep(wait)
+                    continue
+                errors += 1
+                if not retry or errors > self.max_retries:
+                    if kind == "refused":
+                        raise EndpointDown(f"cannot reach the server at {self.base_url}: connection refused "
+                                           f"{errors} times") from None
+                    err = LMError(_safe_message(exc, self._secret))
+                    err.status = getattr(exc, "status_code", None)
+                    raise err from None
+                self._note(f"server error: request {number} ({what}) to {self.base_url}: {kind}, "
+                           f"retry {errors}/{self.max_retries} in {wait:g} s")
+                await asyncio.sleep(wait)
+
+    async def _bounded(self, call: Callable[[], Awaitable[Any]], sent: list[float]) -> Any:
+        async def go() -> Any:
+            if self._slow:
+                async with self._serial:
+                    sent[0] = self._wait
+                    return await call()
+            sent[0] = self._wait
+            return await call()
+
         if self.request_slots is None:
-            return await create(**kwargs)
+            return await go()
         async with self.request_slots:
-            return await create(**kwargs)
+            return await go()
 
+    def _classify(self, exc: BaseException, attempt: int) -> tuple[bool, float, str]:
+        """(retry?, seconds to wait first, what happened)."""
+        o = self._openai
+        backoff = float(min(30, 2 ** attempt))
+        if isinstance(exc, o.APITimeoutError):
+            return True, backoff, "timeout"
+        if isinstance(exc, o.APIConnectionError):
+            refused = _caused_by_refusal(exc)
+            return True, backoff, "refused" if refused else "connection lost"
+        if isinstance(exc, o.APIStatusError):
+            code = exc.status_code
+            if code in (408, 409, 429) or code >= 500:
+                after = _retry_after(getattr(exc, "response", None))
+                return True, backoff if after is None else after, f"HTTP {code}"
+            return False, 0.0, f"HTTP {code}"
+        return False, 0.0, type(exc).__name__
+
+    def _note(self, line: str) -> None:
+        if self.notify is not None:
+            self.notify(line)
+
+    # -- capabilities -----------------------------------------------------------------------
+    async def capabilities(self, features: Sequence[str] = ("chat", "n", "echo", "top_logprobs", "seed")
+                           ) -> Capabilities:
+        """What the server supports, probed with small requests the first time a feature is needed
+        and cached per (base URL, model) for the process."""
+        async with self._caps_lock:
+            self._caps = await probe(self, features)
+            return self._caps
+
+    # -- completions ------------------------------------------------------------------------
     async def _one(self, prompt: str, params: GenParams, n: int, seed: int | None) -> Completion:
         kwargs: dict[str, Any] = {"model": self.model, "n": n, "temperature": params.temperature,
                                   "max_tokens": params.max_tokens}
@@ -60,15 +189,19 @@ class OpenAIBackend:
                 kwargs["logprobs"] = params.logprobs
         try:
             if params.chat:
-                resp = await self._create(self._client.chat.completions.create,
-                                          messages=[{"role": "user", "content": prompt}], **kwargs)
+                try:
+                    resp = await self.request("chat", self._client.chat.completions.create,
+                                              messages=[{"role": "user", "content": prompt}], **kwargs)
+                except LMError as exc:
+                    if exc.status in (404, 405, 501):
+                        raise LMError(f"the server at {self.base_url} has no chat completions (capability: chat; "
+                                      f"it answered HTTP {exc.status}); drop --chat") from None
+                    raise
                 texts = [c.message.content or "" for c in resp.choices]
             else:
-                resp = await self._create(self._client.completions.create, prompt=prompt, **kwargs)
+                resp = await self.request("completion", self._client.completions.create, prompt=prompt, **kwargs)
                 texts = [c.text or "" for c in resp.choices]
             logprobs = [_total_logprob(c) for c in resp.choices] if params.logprobs is not None else []
-        except self._errors as exc:
-            raise LMError(_safe_message(exc, self._secret)) from None
         except _MALFORMED as exc:  # a body that is not JSON, or JSON of the wrong shape
             raise LMError(_safe_message(exc, self._secret, "malformed response from server")) from None
         if not all(isinstance(t, str) for t in texts):
@@ -99,19 +232,50 @@ class OpenAIBackend:
         out.logprobs = out.logprobs[: params.n]
         return out
 
+    # -- scoring ----------------------------------------------------------------------------
+    async def scoring_method(self, continuations: Sequence[str]) -> str:
+        """``echo`` (prompt log-probabilities: exact for any continuation) or ``top-logprobs``
+        (label probabilities from one generated token's top alternatives, for servers without echo,
+        such as OpenAI's current API). ``--scoring`` forces one; ``auto`` asks the server."""
+        if self.scoring != "auto":
+            return self.scoring
+        caps = await self.capabilities(("echo", "top_logprobs"))
+        if caps.echo:
+            method = "echo"
+        elif caps.top_logprobs:
+            method = "top-logprobs"
+        else:
+            raise LMError(f"the server at {self.base_url} returns neither prompt log-probabilities (echo) nor top "
+                          "log-probabilities of generated tokens: it cannot score; use --evaluator value or vote "
+                          "and a generator other than enumerate-rank")
+        if not self._said_scoring:
+            self._said_scoring = True
+            why = "the server echoes prompt log-probabilities" if method == "echo" else \
+                f"the server has no echo; top {caps.top_logprobs} log-probabilities of one generated token"
+            self._note(f"{self.base_url} ({self.model}): scoring by {method} ({why})")
+        return method
+
     async def score(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
-        """Echoed log-probabilities (legacy completions with echo=True, as vLLM serves them)."""
+        method = await self.scoring_method(continuations)
+        if method == "top-logprobs":
+            return await self._score_top(prompt, continuations)
+        return await self._score_echo(prompt, continuations)
+
+    async def _score_echo(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
+        """Echoed log-probabilities (legacy completions with echo=True, as vLLM and llama.cpp serve
+        them). max_tokens is 1, not 0: llama.cpp's server reads 0 as "no limit" and would generate
+        to the end of its context; the one generated token lies past the text and is not counted."""
         async def one(cont: str) -> tuple[float, int]:
+            full = prompt + cont
             try:
-                resp = await self._create(self._client.completions.create, model=self.model,
-                                          prompt=prompt + cont, max_tokens=0, echo=True, logprobs=0)
+                resp = await self.request("score", self._client.completions.create, model=self.model,
+                                          prompt=full, max_tokens=1, echo=True, logprobs=0, temperature=0.0)
                 lp = resp.choices[0].logprobs if resp.choices else None
                 if lp is None or lp.token_logprobs is None or lp.text_offset is None:
-                    raise LMError("server does not return echoed log-probabilities")
+                    raise LMError(f"the server at {self.base_url} does not return echoed prompt log-probabilities "
+                                  "(capability: echo); use --scoring top-logprobs or another evaluator")
                 total = float(sum(v for off, v in zip(lp.text_offset, lp.token_logprobs, strict=False)
-                                  if v is not None and off >= len(prompt)))
-            except self._errors as exc:
-                raise LMError(_safe_message(exc, self._secret)) from None
+                                  if v is not None and len(prompt) <= off < len(full)))
             except _MALFORMED as exc:
                 raise LMError(_safe_message(exc, self._secret, "malformed response from server")) from None
             return total, _count(getattr(getattr(resp, "usage", None), "prompt_tokens", 0))
@@ -120,12 +284,72 @@ class OpenAIBackend:
         done = await asyncio.gather(*(one(c) for c in continuations))
         return [s for s, _ in done], sum(t for _, t in done)
 
+    async def _score_top(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
+        """One request: the top-k alternatives for the next token. A continuation's score is the
+        log-probability of the longest listed token it starts with (exact for a label that is one
+        token and among the k); one that starts with none gets the k-th log-probability, an upper
+        bound of its true value."""
+        caps = await self.capabilities(("top_logprobs",))
+        k = caps.top_logprobs or TOP_K
+        try:
+            resp = await self.request("score", self._client.completions.create, model=self.model, prompt=prompt,
+                                      max_tokens=1, logprobs=k, temperature=0.0)
+            lp = resp.choices[0].logprobs if resp.choices else None
+            tops = getattr(lp, "top_logprobs", None)
+            top = tops[0] if isinstance(tops, list) and tops else None
+            if not isinstance(top, dict) or not top:
+                raise LMError(f"the server at {self.base_url} returned no top log-probabilities "
+                              "(capability: top_logprobs)")
+            alts = {str(t): float(v) for t, v in top.items() if isinstance(v, (int, float)) and t}
+        except _MALFORMED as exc:
+            raise LMError(_safe_message(exc, self._secret, "malformed response from server")) from None
+        floor = min(alts.values())
+        scores = []
+        for cont in continuations:
+            match = [t for t in alts if cont.startswith(t)]
+            scores.append(alts[max(match, key=len)] if match else floor)
+        return [s if math.isfinite(s) else -1e9 for s in scores], _count(
+            getattr(getattr(resp, "usage", None), "prompt_tokens", 0))
+
+    async def models(self) -> list[str]:
+        resp = await self.request("models", self._client.models.list)
+        return [str(getattr(m, "id", m)) for m in getattr(resp, "data", [])]
+
     async def close(self) -> None:
         await self._client.close()
 
 
 # What reading a non-JSON body (ValueError) or JSON of the wrong shape raises: a failed call.
 _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
+
+
+def _caused_by_refusal(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionRefusedError) or type(seen).__name__ == "ConnectError":
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _retry_after(response: Any) -> float | None:
+    """Seconds the server asked to wait (retry-after-ms, or Retry-After in seconds), at most 60."""
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            value = float(raw) / scale
+        except ValueError:
+            continue
+        if math.isfinite(value) and value >= 0:
+            return min(value, 60.0)
+    return None
 
 
 def _count(value: object) -> int:
