@@ -97,7 +97,8 @@ def oracle_truth(trees: list[SearchTree], plugins: dict[str, Any]) -> dict[int, 
         name, puzzle = str(tree.info.get("task", "")), str(tree.info.get("puzzle", ""))
         if name not in plugins:
             raise ValueError(f"--oracle: run {tree.run} is task {name!r}, which is not installed")
-        options = tree.info.get("options") if isinstance(tree.info.get("options"), dict) else {}
+        recorded = tree.info.get("options")
+        options: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         which = f"{name} {json.dumps(options, sort_keys=True, default=str)}"
         if which not in judges:
             # The task the run used (e.g. Sudoku's rule set), else the one with default options.
