@@ -20,24 +20,27 @@ from typing import IO, Any
 from solver.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
 from solver.budget import Usage
 from solver.cli import UsageError, _add_search_args, settings_from
+from solver.generators import GENERATORS
 from solver.lm.base import Backend, GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.plugins import TaskPlugin
 from solver.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
 from solver.run import Settings, make_backend, needs_model, solve
+from solver.soft_score import SoftScorer, add_score_args, soft_table
 from solver.task import Thought
 from solver.trace import Trace
 from verifiers.verdict import Invalid
 
 SEARCHES = ("tot-bfs", "tot-dfs")
 NO_GATE = ":no-gate"
+AT_GENERATOR = "@"  # tot-bfs@sample: this search with another generator, beside the default one
 SUBCOMMANDS = ("merge", "report")
 # Options that may differ between runs written into one directory (or merged) without making
 # their results incomparable: which pairs to run, where, how fast, and how to show it.
 _FREE_OPTIONS = {"command", "bench_task", "methods", "out", "shard", "no_gate", "trace", "json", "puzzle",
                  "ranks", "data", "generated", "cache", "cache_mode", "concurrency", "timeout", "retries",
-                 "base_url", "price", "no_plots", "method"}
+                 "base_url", "price", "no_plots", "method", "score_base_url"}
 
 
 def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
@@ -54,7 +57,8 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         g = sp.add_argument_group("bench")
         g.add_argument("--methods", "--method", dest="methods", default="io,cot,cot-sc,tot-bfs",
                        help=f"comma-separated: {', '.join(BASELINES + SEARCHES)}; "
-                            f"add {NO_GATE} to a search to run it with the gate off")
+                            f"add {NO_GATE} to a search to run it with the gate off, "
+                            f"{AT_GENERATOR}NAME to run it with generator NAME (tot-bfs{AT_GENERATOR}sample)")
         g.add_argument("--out", required=True, help="results directory (created; reruns resume it)")
         g.add_argument("--shard", default=None, help="I/N: run only every N-th puzzle, starting at the I-th (1-based)")
         g.add_argument("--no-gate", action="store_true",
@@ -64,6 +68,8 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         g.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
         g.add_argument("--trace", default=None, help="append every run's trace (JSON lines) to this file")
         g.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
+        add_score_args(g)
+        sp.set_defaults(**getattr(plugin, "solve_defaults", {}))  # as tot solve: writing's sample + vote
         sp.set_defaults(method="tot-bfs")  # settings_from reads it; --methods picks per run
     mp = tasks.add_parser("merge", help="join results directories (shards) into one")
     mp.add_argument("dirs", nargs="+", help="results directories")
@@ -88,17 +94,24 @@ def parse_shard(text: str | None) -> tuple[int, int]:
     return i, n
 
 
-def parse_methods(text: str, no_gate: bool, task: Any) -> list[str]:
-    """Method labels; searches get the ``:no-gate`` suffix when the gate is off."""
+def parse_methods(text: str, no_gate: bool, task: Any, generators: tuple[str, ...] | None = None) -> list[str]:
+    """Method labels; searches get the ``:no-gate`` suffix when the gate is off, and keep an
+    ``@GENERATOR`` suffix (one of ``generators``, when given)."""
     out: list[str] = []
     for raw in (m.strip() for m in text.split(",")):
         if not raw:
             continue
+        raw, at, gen = raw.partition(AT_GENERATOR)
         base = raw.removesuffix(NO_GATE)
+        if at and (base not in SEARCHES or not gen):
+            raise UsageError(f"bad method {raw + at + gen!r}: only a search takes {AT_GENERATOR}GENERATOR")
+        if at and generators is not None and gen not in generators:
+            raise UsageError(f"unknown generator {gen!r} in {raw + at + gen!r}; choose one of {', '.join(generators)}")
         if base in SEARCHES:
             label = base + NO_GATE if (no_gate or raw.endswith(NO_GATE)) else base
             if label.endswith(NO_GATE) and not callable(getattr(task, "apply_unchecked", None)):
                 raise UsageError(f"task {task.name!r} cannot run without the gate (no apply_unchecked)")
+            label += at + gen
         elif raw in BASELINES:
             if not supports(task, raw):
                 raise UsageError(f"task {task.name!r} does not implement the {raw!r} baseline")
@@ -182,9 +195,13 @@ class _Runner:
         for name in ("samples", "refine_rounds"):
             if getattr(args, name) < 1:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+        tokens = getattr(self.task, "baseline_tokens", {})  # writing: whole passages, not 48 tokens
         self.cfg = BaselineConfig(samples=args.samples, rounds=args.refine_rounds,
                                   temperature=self.settings.temperature, seed=self.settings.seed,
                                   chat=self.settings.chat)
+        self.cfg = dataclasses.replace(self.cfg, io_tokens=tokens.get("io", self.cfg.io_tokens),
+                                       cot_tokens=tokens.get("cot", self.cfg.cot_tokens))
+        self.scorer = SoftScorer(args, self.task, self.settings)
         self._backend = backend
         self._client: LMClient | None = None
 
@@ -225,6 +242,7 @@ class _Runner:
     async def close(self) -> None:
         if self._client is not None:
             await self._client.close()
+        await self.scorer.close()
 
     async def pair(self, pid: str, puzzle: str, method: str) -> dict[str, Any]:
         row: dict[str, Any] = {"task": self.task.name, "id": pid, "puzzle": puzzle, "method": method}
@@ -239,8 +257,10 @@ class _Runner:
                 if method == "cot" and not res.verified and res.texts:
                     row["lost_at"] = chain_lost_at(self.task, puzzle, res.texts[0])
             else:
-                base = method.removesuffix(NO_GATE)
-                s = dataclasses.replace(self.settings, method=base, gate=not method.endswith(NO_GATE))
+                label, _, gen = method.partition(AT_GENERATOR)
+                base = label.removesuffix(NO_GATE)
+                s = dataclasses.replace(self.settings, method=base, gate=not label.endswith(NO_GATE),
+                                        generator=gen or self.settings.generator)
                 tot_client = self.client() if needs_model(s) else None
                 sres = await solve(self.task, puzzle, s, tot_client, trace)
                 row.update(sres.summary())
@@ -251,6 +271,7 @@ class _Runner:
                 if not sres.verified:
                     row["lost_at"] = tree_lost_at(self.task, puzzle, trace.events)
             row["max_depth"] = self.task.max_depth
+            await self.scorer.score(row, puzzle, trace.events, self.client)
             row["status"] = "error" if row.get("failed_calls") else "done"
             if row["status"] == "error":
                 row["error"] = row.get("error") or f"{row['failed_calls']} model call(s) failed"
@@ -267,7 +288,8 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     plugin = plugins[args.bench_task]
     runner = _Runner(args, plugin, backend)
     task = runner.task
-    methods = parse_methods(args.methods, args.no_gate, task)
+    methods = parse_methods(args.methods, args.no_gate, task,
+                            GENERATORS + tuple(getattr(args, "task_generators", ())))
     puzzles = plugin.puzzles(args)
     for _pid, puzzle in puzzles:
         task.root(puzzle)  # bad input fails here, before a model is loaded
@@ -322,6 +344,11 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
 
 def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     table, paths = write_report(out, rows, plots=not args.no_plots)
+    soft = soft_table(rows)
+    if soft:
+        table += "\n\n" + soft
+        with (out / "summary.txt").open("a", encoding="utf-8") as fh:
+            fh.write("\n" + soft + "\n")
     if args.json:
         print((out / "summary.json").read_text(encoding="utf-8"), end="")
     else:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tasks.writing.data import default_data, load_lines
 from tasks.writing.task import DECOMPOSITIONS, Writing
-from verifiers.writing import check_passage, split_sentences
+from verifiers.writing import RELAXATIONS, check_passage, parse_relax, split_sentences
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -16,8 +16,10 @@ MAX_FILE_BYTES = 1_000_000
 class WritingPlugin:
     name = "writing"
     help = "Creative Writing: four paragraphs ending with four given sentences"
-    # The paper's set-up: k=5 sampled thoughts per step, 5 votes, keep the best one (b=1).
-    solve_defaults = {"generator": "sample", "evaluator": "vote", "breadth": 1, "n_evaluate": 5}
+    # The paper's set-up (k=5 thoughts per step, 5 votes, keep the best one, b=1), with the
+    # constrained generator (tasks/writing/constrained.py); --generator sample is the paper's.
+    solve_defaults = {"generator": "constrained", "task_generators": ("constrained",), "evaluator": "vote",
+                      "breadth": 1, "n_evaluate": 5}
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", nargs="?", help='the four sentences in one string, "S1 S2 S3 S4"')
@@ -29,6 +31,7 @@ class WritingPlugin:
         parser.add_argument("--decomposition", choices=DECOMPOSITIONS, default="plan",
                             help="plan: a plan, then the passage (the paper); "
                                  "paragraphs: one gated paragraph per step")
+        _add_normalise(parser)
 
     def puzzles(self, args: argparse.Namespace) -> list[tuple[str, str]]:
         if args.puzzle is not None:
@@ -42,19 +45,27 @@ class WritingPlugin:
         return [(str(i), line) for i, line in load_lines(path, args.index)]
 
     def make_task(self, args: argparse.Namespace) -> Writing:
-        return Writing(getattr(args, "decomposition", "plan"))
+        return Writing(getattr(args, "decomposition", "plan"), parse_relax(getattr(args, "normalise", None)))
 
     def add_verify_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", help='the four sentences in one string, "S1 S2 S3 S4"')
         parser.add_argument("passage", help="a text file with the passage (- reads standard input)")
+        _add_normalise(parser)
 
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
         sentences = split_sentences(args.puzzle)
         passage = read_passage(args.passage)
-        problem = check_passage(sentences, passage)
+        problem = check_passage(sentences, passage, parse_relax(args.normalise))
         if problem is not None:
             return False, f"invalid: {problem.reason}"
         return True, "valid: four paragraphs, each ending with its sentence in order"
+
+
+def _add_normalise(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--normalise", default="none", metavar="none|" + "|".join(RELAXATIONS),
+                        help="what the gate may relax (default none: strict; whitespace runs inside a "
+                             "paragraph always count as one space): quotes = typographic quotes as "
+                             "straight ones; nfkc = Unicode NFKC forms; both: quotes,nfkc")
 
 
 def read_passage(name: str) -> str:
