@@ -205,32 +205,33 @@ def what_changed(want: str, got: str, relax: Relax = STRICT) -> str:
     return _word_change(want, got)
 
 
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
 def _word_change(want: str, got: str) -> str:
-    """The first word-level difference between ``want`` and the end of ``got`` (difflib)."""
+    """The first word-level difference between ``want`` and the end of ``got`` (difflib over
+    words and punctuation marks), located by character position in ``want``."""
     import difflib
 
-    w = want.split(" ")
-    g = got.split(" ")[-(len(w) + 3):]
-    sm = difflib.SequenceMatcher(None, w, g, autojunk=False)
+    w = list(_TOKEN.finditer(want))
+    g = list(_TOKEN.finditer(got))[-(len(w) + 6):]
+    sm = difflib.SequenceMatcher(None, [m.group(0) for m in w], [m.group(0) for m in g], autojunk=False)
     matched = sum(b.size for b in sm.get_matching_blocks())
-    if matched * 2 < len(w):
-        return "the required sentence is not at the end of the paragraph"
     ops = [op for op in sm.get_opcodes() if op[0] != "equal"]
     # Extra words before the sentence are the paragraph's own text, not a change.
     if ops and ops[0][0] == "insert" and ops[0][1] == 0:
         ops = ops[1:]
-    if not ops:
+    if matched * 2 < len(w) or not ops:
         return "the required sentence is not at the end of the paragraph"
     tag, i1, i2, j1, j2 = ops[0]
-    words = " ".join(w[i1:i2])
-    if tag == "delete":
-        return f"word {i1 + 1} ({words!r}) is missing" if i2 - i1 == 1 else \
-            f"words {i1 + 1}-{i2} ({words!r}) are missing"
+    written = got[g[j1].start():g[j2 - 1].end()] if j2 > j1 else ""
     if tag == "insert":
-        return f"{' '.join(g[j1:j2])!r} is added before word {i1 + 1}" if i1 < len(w) else \
-            f"{' '.join(g[j1:j2])!r} is added at the end"
-    return f"word {i1 + 1} ({words!r}) is written as {' '.join(g[j1:j2])!r}" if i2 - i1 == 1 else \
-        f"words {i1 + 1}-{i2} ({words!r}) are written as {' '.join(g[j1:j2])!r}"
+        where = f"before character {w[i1].start() + 1} ({w[i1].group(0)!r})" if i1 < len(w) else "at the end"
+        return f"{written!r} is added {where}"
+    required = want[w[i1].start():w[i2 - 1].end()]
+    if tag == "delete":
+        return f"{required!r} (from character {w[i1].start() + 1}) is missing"
+    return f"{required!r} (from character {w[i1].start() + 1}) is written as {written!r}"
 
 
 def check_passage(sentences: tuple[str, ...], passage: str, relax: Relax = STRICT) -> PassageProblem | None:
