@@ -80,3 +80,12 @@ def test_separate_scoring_model_on_a_server(tmp_path):
 def test_bad_bench_options(tmp_path, extra, message):
     with pytest.raises(UsageError, match=message):
         run(tmp_path, *extra)
+
+
+def test_mean_interval_known_values():
+    from solver.soft_score import mean_interval
+
+    m, lo, hi = mean_interval([2, 4, 4, 4, 5, 5, 7, 9])
+    # mean 5, sample variance 32/7, half-width 1.959964 * sqrt(32/7) / sqrt(8) = 1.48157...
+    assert m == 5 and abs(hi - 6.48157) < 1e-4 and abs(lo - 3.51843) < 1e-4
+    assert mean_interval([]) is None and mean_interval([3.0]) == (3.0, 3.0, 3.0)
