@@ -31,18 +31,20 @@ from solver.lm.client import LMClient
 from solver.plugins import TaskPlugin
 from solver.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
 from solver.run import DEFAULT_EVALUATOR, Settings, make_backend, needs_model, solve
+from solver.soft_score import SoftScorer, add_score_args, soft_table
 from solver.task import Thought
 from solver.trace import Trace
 from verifiers.verdict import Invalid
 
 SEARCHES = ("tot-complete", "tot-bfs", "tot-dfs")
 NO_GATE = ":no-gate"
+AT_GENERATOR = "@"  # tot-bfs@sample: this search with another generator, beside the default one
 SUBCOMMANDS = ("merge", "report")
 # Options that may differ between runs written into one directory (or merged) without making
 # their results incomparable: which pairs to run, where, how fast, and how to show it.
 _FREE_OPTIONS = {"command", "bench_task", "methods", "out", "shard", "no_gate", "trace", "json", "puzzle",
                  "ranks", "data", "generated", "cache", "cache_mode", "concurrency", "timeout", "retries",
-                 "base_url", "price", "no_plots", "method"}
+                 "base_url", "price", "no_plots", "method", "score_base_url"}
 
 
 def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
@@ -62,7 +64,8 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
                        help=f"comma-separated: {', '.join(BASELINES + SEARCHES)}; a search may name its "
                             "generator and evaluator, SEARCH:GENERATOR:EVALUATOR (e.g. "
                             "tot-complete:enumerate:prior, tot-bfs:propose:value; default: --generator and "
-                            f"--evaluator); add {NO_GATE} to a search to run it with the gate off")
+                            f"--evaluator), or SEARCH{AT_GENERATOR}GENERATOR; add {NO_GATE} to a search to run "
+                            "it with the gate off")
         g.add_argument("--out", required=True, help="results directory (created; reruns resume it)")
         g.add_argument("--shard", default=None, help="I/N: run only every N-th puzzle, starting at the I-th (1-based)")
         g.add_argument("--no-gate", action="store_true",
@@ -72,6 +75,8 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         g.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
         g.add_argument("--trace", default=None, help="append every run's trace (JSON lines) to this file")
         g.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
+        add_score_args(g)
+        sp.set_defaults(**getattr(plugin, "solve_defaults", {}))  # as tot solve: writing's sample + vote
         sp.set_defaults(method="tot-bfs")  # settings_from reads it; --methods picks per run
         sp.set_defaults(**getattr(plugin, "bench_defaults", {}))
     mp = tasks.add_parser("merge", help="join results directories (shards) into one")
@@ -98,30 +103,42 @@ def parse_shard(text: str | None) -> tuple[int, int]:
 
 
 def split_search(label: str) -> tuple[str, str | None, str | None, bool]:
-    """``SEARCH[:GENERATOR[:EVALUATOR]][:no-gate]`` -> (search, generator, evaluator, gate)."""
-    gate = not label.endswith(NO_GATE)
-    parts = label.removesuffix(NO_GATE).split(":")
-    return parts[0], (parts[1] if len(parts) > 1 else None), (parts[2] if len(parts) > 2 else None), gate
+    """``SEARCH[:GENERATOR[:EVALUATOR]][:no-gate]`` or ``SEARCH[:no-gate]@GENERATOR`` ->
+    (search, generator, evaluator, gate)."""
+    core, at, at_gen = label.partition(AT_GENERATOR)
+    gate = not core.endswith(NO_GATE)
+    parts = core.removesuffix(NO_GATE).split(":")
+    gen = at_gen if at else (parts[1] if len(parts) > 1 else None)
+    return parts[0], gen, (parts[2] if len(parts) > 2 else None), gate
 
 
-def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ...] = ()) -> list[str]:
-    """Method labels; searches get the ``:no-gate`` suffix when the gate is off."""
+def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ...] = (),
+                  generators: tuple[str, ...] = GENERATORS) -> list[str]:
+    """Method labels; searches get the ``:no-gate`` suffix when the gate is off, and may name
+    their generator and evaluator (``SEARCH:GENERATOR:EVALUATOR``) or only their generator
+    (``SEARCH@GENERATOR``)."""
     out: list[str] = []
     for raw in (m.strip() for m in text.split(",")):
         if not raw:
             continue
+        core, at, at_gen = raw.partition(AT_GENERATOR)
         base, gen, ev, _gate = split_search(raw)
+        parts = core.removesuffix(NO_GATE).split(":")
+        if at and (base not in SEARCHES or not at_gen or len(parts) > 1):
+            raise UsageError(f"bad method {raw!r}: only a search takes {AT_GENERATOR}GENERATOR, "
+                             "and not together with :GENERATOR")
         if base in SEARCHES:
-            if len(raw.removesuffix(NO_GATE).split(":")) > 3:
+            if len(parts) > 3:
                 raise UsageError(f"bad method {raw!r}: use SEARCH[:GENERATOR[:EVALUATOR]][{NO_GATE}]")
-            if gen is not None and gen not in GENERATORS:
-                raise UsageError(f"unknown generator {gen!r} in {raw!r}; choose one of {', '.join(GENERATORS)}")
+            if gen is not None and gen not in generators:
+                raise UsageError(f"unknown generator {gen!r} in {raw!r}; choose one of {', '.join(generators)}")
             known = EVALUATORS + ("lm",) + evaluators
             if ev is not None and ev not in known:
                 raise UsageError(f"unknown evaluator {ev!r} in {raw!r}; choose one of {', '.join(known)}")
-            label = raw if (raw.endswith(NO_GATE) or not no_gate) else raw + NO_GATE
+            label = core if (core.endswith(NO_GATE) or not no_gate) else core + NO_GATE
             if label.endswith(NO_GATE) and not callable(getattr(task, "apply_unchecked", None)):
                 raise UsageError(f"task {task.name!r} cannot run without the gate (no apply_unchecked)")
+            label += at + at_gen
         elif raw in BASELINES:
             if not supports(task, raw):
                 raise UsageError(f"task {task.name!r} does not implement the {raw!r} baseline")
@@ -217,9 +234,13 @@ class _Runner:
         for name in ("samples", "refine_rounds"):
             if getattr(args, name) < 1:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+        tokens = getattr(self.task, "baseline_tokens", {})  # writing: whole passages, not 48 tokens
         self.cfg = BaselineConfig(samples=args.samples, rounds=args.refine_rounds,
                                   temperature=self.settings.temperature, seed=self.settings.seed,
                                   chat=self.settings.chat)
+        self.cfg = dataclasses.replace(self.cfg, io_tokens=tokens.get("io", self.cfg.io_tokens),
+                                       cot_tokens=tokens.get("cot", self.cfg.cot_tokens))
+        self.scorer = SoftScorer(args, self.task, self.settings)
         self._backend = backend
         self._client: LMClient | None = None
 
@@ -259,6 +280,7 @@ class _Runner:
     async def close(self) -> None:
         if self._client is not None:
             await self._client.close()
+        await self.scorer.close()
 
     async def pair(self, pid: str, puzzle: str, method: str) -> dict[str, Any]:
         row: dict[str, Any] = {"task": self.task.name, "id": pid, "puzzle": puzzle, "method": method}
@@ -285,6 +307,7 @@ class _Runner:
                 if not sres.verified:
                     row["lost_at"] = tree_lost_at(self.task, puzzle, trace.events)
             row["max_depth"] = self.task.max_depth
+            await self.scorer.score(row, puzzle, trace.events, self.client)
             row["status"] = "error" if row.get("failed_calls") else "done"
             if row["status"] == "error":
                 row["error"] = row.get("error") or f"{row['failed_calls']} model call(s) failed"
@@ -303,7 +326,8 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     plugin = plugins[args.bench_task]
     runner = _Runner(args, plugin, backend)
     task = runner.task
-    methods = parse_methods(args.methods, args.no_gate, task, tuple(getattr(args, "task_evaluators", ())))
+    methods = parse_methods(args.methods, args.no_gate, task, tuple(getattr(args, "task_evaluators", ())),
+                            GENERATORS + tuple(getattr(args, "task_generators", ())))
     puzzles = plugin.puzzles(args)
     for _pid, puzzle in puzzles:
         task.root(puzzle)  # bad input fails here, before a model is loaded
@@ -349,6 +373,11 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
 
 def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     table, paths = write_report(out, rows, plots=not args.no_plots)
+    soft = soft_table(rows)
+    if soft:
+        table += "\n\n" + soft
+        with (out / "summary.txt").open("a", encoding="utf-8") as fh:
+            fh.write("\n" + soft + "\n")
     if args.json:
         print((out / "summary.json").read_text(encoding="utf-8"), end="")
     else:

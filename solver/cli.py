@@ -59,8 +59,9 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-rounds", type=int, default=100, help="--method long: rounds (K)")
     g.add_argument("--breadth", "-b", type=int, default=5, help="BFS beam width (default 5)")
     g.add_argument("--depth", type=int, default=None, help="maximum depth (default: the task's)")
-    g.add_argument("--generator", choices=GENERATORS, default=DEFAULT_GENERATOR,
-                   help=f"thought generator (default {DEFAULT_GENERATOR})")
+    g.add_argument("--generator", default=DEFAULT_GENERATOR,
+                   help=f"thought generator: {', '.join(GENERATORS)} or a task's own "
+                        f"(writing: constrained) (default {DEFAULT_GENERATOR}; writing: constrained)")
     g.add_argument("--evaluator", default="lm",
                    help=f"lm (= {DEFAULT_EVALUATOR}), oracle, or one of {', '.join(EVALUATORS)}")
     g.add_argument("--k", type=int, default=5, help="samples per state for --generator sample")
@@ -143,6 +144,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
     known = EVALUATORS + tuple(getattr(args, "task_evaluators", ()))  # a plugin's own, via solve_defaults
     if evaluator not in known:
         raise UsageError(f"unknown evaluator {args.evaluator!r}; choose lm or one of {', '.join(known)}")
+    generators = GENERATORS + tuple(getattr(args, "task_generators", ()))  # a plugin's own, via solve_defaults
+    if args.generator not in generators:
+        raise UsageError(f"unknown generator {args.generator!r}; choose one of {', '.join(generators)}")
     for name in ("breadth", "k", "n_evaluate", "concurrency", "max_children", "max_rounds"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")

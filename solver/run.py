@@ -100,7 +100,9 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     usage.prices.update(s.prices)
     if client is not None:
         client.usage = usage
-    gen = make_generator(s.generator, k=s.k, temperature=s.temperature, seed=s.seed, chat=s.chat)
+    own_gen = getattr(task, "make_generator", None)  # optional: a task's own generator names (writing)
+    gen = (own_gen(s.generator, s) if own_gen is not None else None) or make_generator(
+        s.generator, k=s.k, temperature=s.temperature, seed=s.seed, chat=s.chat)
     own_ev = getattr(task, "make_evaluator", None)  # optional: a task's own evaluator names (crosswords)
     ev = (own_ev(s.evaluator, s) if own_ev is not None else None) or make_evaluator(
         s.evaluator, n=s.n_evaluate, seed=s.seed, chat=s.chat)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import re
 import unicodedata
 from functools import cache
 from typing import Iterable, Sequence, Union
@@ -454,11 +455,15 @@ _STRAIGHT = {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032
 _ENDERS = ".!?\u2026"
 
 
-def plain(text: str) -> str:
-    """Compatibility-normalised text, straight quotes, single spaces."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(_STRAIGHT.get(ch, ch) for ch in text)
-    return " ".join(text.split())
+def plain(text: str, relax: Sequence[str] = ()) -> str:
+    """The text with runs of ASCII blanks as single spaces (the strict default); with "nfkc" in
+    ``relax`` compatibility-normalised first, with "quotes" typographic quotes made straight."""
+    if "nfkc" in relax:
+        text = unicodedata.normalize("NFKC", text)
+    if "quotes" in relax:
+        text = "".join(_STRAIGHT.get(ch, ch) for ch in text)
+    words = [w for w in re.split("[ \t\n\r\f\v]+", text) if w]
+    return " ".join(words)
 
 
 def split_paragraphs(passage: str) -> list[str]:
@@ -473,13 +478,13 @@ def split_paragraphs(passage: str) -> list[str]:
     return [p for p in ("\n".join(ls).strip() for ls in paras) if p]
 
 
-def ends_with_sentence(paragraph: str, sentence: str) -> bool:
+def ends_with_sentence(paragraph: str, sentence: str, relax: Sequence[str] = ()) -> bool:
     """The paragraph's last words are the sentence (after ``plain``), starting on a word
-    boundary; a sentence without end punctuation may be followed by some."""
-    want, got = plain(sentence), plain(paragraph)
+    boundary; a sentence without end punctuation (or a closing quote or bracket) may be followed by some."""
+    want, got = plain(sentence, relax), plain(paragraph, relax)
     if not want or not got:
         return False
-    if want[-1] not in _ENDERS + "\"')]":
+    if want[-1] not in _ENDERS + "\"')]\u2019\u201d\u00bb":
         while got and got[-1] in _ENDERS:
             got = got[:-1]
     if not got.endswith(want):
@@ -488,7 +493,7 @@ def ends_with_sentence(paragraph: str, sentence: str) -> bool:
     return before == "" or before[-1] == " " or before[-1] in "\"'(\u2018\u201c\u00ab"
 
 
-def passage_ok(sentences: Sequence[str], passage: str) -> bool:
+def passage_ok(sentences: Sequence[str], passage: str, relax: Sequence[str] = ()) -> bool:
     paras = split_paragraphs(passage)
-    return len(paras) == len(sentences) and all(ends_with_sentence(p, s) for p, s in zip(paras, sentences,
-                                                                                         strict=True))
+    return len(paras) == len(sentences) and all(ends_with_sentence(p, s, relax)
+                                                for p, s in zip(paras, sentences, strict=True))

@@ -467,10 +467,11 @@ SENTENCES = ("The kettle began to sing.", "Nobody had fed the goldfish.", "Maria
 FRAGMENT = "Instead of a bachelorette party"
 
 # (ending written in the paragraph, sentence) -> same sentence?  Built by hand, not by any checker.
-SAME = [lambda s: s, lambda s: s.replace(" ", "  "), lambda s: s.replace(" ", "\n"),
-        lambda s: s.replace("'", "\u2019"), lambda s: "\u201c" + s if False else s,
-        lambda s: s.replace("a", "\uff41", 1) if "a" in s else s]  # fullwidth a is NFKC a
+# The gate is strict by default: only runs of blanks inside a paragraph count as one space.
+SAME = [lambda s: s, lambda s: s.replace(" ", "  "), lambda s: s.replace(" ", "\n")]
+# Rewrites under the strict rules; the last two are the same only with --normalise quotes / nfkc.
 REWRITTEN = [lambda s: s[:-1] + "!", lambda s: s.replace(" ", " very ", 1), lambda s: s.lower(),
+             lambda s: s.replace("e", "\u2019e", 1), lambda s: s.replace("a", "\uff41", 1),
              lambda s: s[:-1], lambda s: s + " Then.", lambda s: s.replace("e", "E", 1),
              lambda s: s.split(" ", 1)[1], lambda s: s.replace(" ", "", 1)]
 

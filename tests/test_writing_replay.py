@@ -42,6 +42,9 @@ def test_replay_reproduces_recorded_run(row, tmp_path):
     # The same recorded answers take the same path (a determinism check against the recording) ...
     for key in ("raw", "answer", "calls", "first_raw", "coherence_answer", "coherence_first_raw"):
         assert got[key] == row[key], key
+    # The gate's explanation of a failure is worded by the current verifier; which paragraph
+    # failed, and why in outline, is what the recording pins.
+    assert (got["reason"] or "").split(":")[0] == (row["reason"] or "").split(":")[0]
     assert got["backend_calls"] == 0 and client.usage.backend_calls == 0
     # ... and the verdicts are derived by the separately written ending check, not recorded.
     sentences = split_sentences(row["input"])

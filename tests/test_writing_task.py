@@ -257,7 +257,7 @@ def test_cli_defaults_and_data_selection():
     from solver.plugins import load_plugins
 
     args = build_parser(load_plugins()).parse_args(["solve", "writing", LINE])
-    assert (args.generator, args.evaluator, args.breadth, args.n_evaluate) == ("sample", "vote", 1, 5)
+    assert (args.generator, args.evaluator, args.breadth, args.n_evaluate) == ("constrained", "vote", 1, 5)
     assert PLUGIN.puzzles(args) == [("input", LINE)]
     assert PLUGIN.make_task(args).max_depth == 2
     args = build_parser(load_plugins()).parse_args(["solve", "game24", "4 9 10 13"])

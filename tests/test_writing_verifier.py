@@ -46,13 +46,15 @@ def test_fused_line_5_exactly_and_curly_apostrophes_kept():
     assert s[3] == "If I don\u2019t like something, I\u2019ll stay away from it."
 
 
-def test_curly_apostrophes_in_the_data_compare_equal_to_straight_ones():
+def test_curly_apostrophes_in_the_data_equal_straight_ones_only_with_normalise_quotes():
     line = _lines()[1]
     sentences = split_sentences(line)
     assert any("\u2019" in s for s in sentences)
     passage = "\n\n".join(f"Story part {i}. {normalise(s)}" for i, s in enumerate(sentences))
     assert "\u2019" not in passage
-    assert check_passage(sentences, passage) is None
+    problem = check_passage(sentences, passage)
+    assert problem is not None and "a quote mark differs" in problem.reason
+    assert check_passage(sentences, passage, frozenset({"quotes"})) is None
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -99,7 +101,8 @@ def test_good_passage_passes_with_layout_variations():
     assert check_passage(S, _passage().replace(" then", "\nthen")) is None  # single newline: same paragraph
     assert check_passage(S, "\n\n".join(S)) is None  # a paragraph may be just the sentence
     wide = _passage().replace("The kettle", "\uff34he kettle")  # fullwidth T: NFKC makes it T
-    assert check_passage(S, wide) is None
+    assert check_passage(S, wide) is not None  # strict by default
+    assert check_passage(S, wide, frozenset({"nfkc"})) is None
 
 
 def test_paragraph_count_is_exact():
@@ -141,7 +144,9 @@ def test_fragment_may_take_end_punctuation_but_full_sentence_may_not_be_extended
 
 def test_quotes_and_spaces_normalised():
     curly = "People say \u201corange\u201d, I don\u2019t."
-    assert ending_problem(curly, "Well. People  say \"orange\",\nI don't.") is None
+    assert ending_problem(curly, "Well. People  say \u201corange\u201d,\nI don\u2019t.") is None
+    assert ending_problem(curly, "Well. People  say \"orange\",\nI don't.") is not None  # strict
+    assert ending_problem(curly, "Well. People  say \"orange\",\nI don't.", frozenset({"quotes"})) is None
     assert normalise("a\u00a0b\u2003c \u2018x\u2019") == "a b c 'x'"
 
 

@@ -20,8 +20,21 @@ Sentence splitting rule (documented, tested on all 100 lines of the paper's inpu
    written; a paragraph may end with it followed by end punctuation.
 
 Passage check: exactly four non-empty paragraphs (separated by blank lines); paragraph i ends
-with sentence i, compared after NFKC, straight quotes and single spaces, on a word boundary.
-Case and every other character count. No model is ever called here.
+with sentence i, character for character, on a word boundary. Strict by default: the only thing
+not compared is layout inside a paragraph: every run of ASCII whitespace (spaces, tabs, single line
+breaks) counts as one space. Case, punctuation, quote marks and every other character count.
+Two relaxations can be asked for (``relax``; ``--normalise`` on the command line), each naming
+exactly what it lets through:
+
+* ``quotes``: curly and other typographic quotes and apostrophes (‘ ’ ‚ ‛ ′ ` ´ and “ ” „ ‟ ″ « »)
+  count as the straight ``'`` and ``"``;
+* ``nfkc``: both texts are put in Unicode NFKC form first (full-width letters, ligatures,
+  non-breaking and other Unicode spaces, "…" as "...").
+
+A failing paragraph is explained: what it ends with, what was required, and what changed (letter
+case at character i, a quote mark, a missing or different final mark, a word dropped, added or
+changed, text after the sentence). Character positions count in the required sentence as
+compared (1-based, whitespace runs as one space). No model is ever called here.
 """
 
 from __future__ import annotations
@@ -49,8 +62,37 @@ MAX_INPUT_CHARS = 4000
 MAX_PASSAGE_CHARS = 40000
 
 
+Relax = frozenset[str]
+RELAXATIONS: tuple[str, ...] = ("quotes", "nfkc")
+STRICT: Relax = frozenset()
+ALL_RELAXED: Relax = frozenset(RELAXATIONS)
+_ASCII_SPACE = re.compile(r"[ \t\n\r\f\v]+")
+
+
+def parse_relax(text: str | None) -> Relax:
+    """``none`` (the default, strict), ``quotes``, ``nfkc`` or ``quotes,nfkc``; ValueError otherwise."""
+    if text is None or text.strip() in ("", "none"):
+        return STRICT
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in RELAXATIONS]
+    if bad:
+        raise ValueError(f"unknown normalisation {bad[0]!r}; use none, or one or more of "
+                         f"{', '.join(RELAXATIONS)} separated by commas")
+    return frozenset(names)
+
+
+def comparable(text: str, relax: Relax = STRICT) -> str:
+    """The form the gate compares: ASCII whitespace runs as one space, no outer spaces; with
+    ``nfkc`` in ``relax`` NFKC first, with ``quotes`` typographic quotes made straight."""
+    if "nfkc" in relax:
+        text = unicodedata.normalize("NFKC", text)
+    if "quotes" in relax:
+        text = text.translate(_QUOTES)
+    return _ASCII_SPACE.sub(" ", text).strip(" ")
+
+
 def normalise(text: str) -> str:
-    """NFKC, straight quotes, one space for every whitespace run, no outer spaces."""
+    """Every relaxation at once: NFKC, straight quotes, one space for every whitespace run."""
     return " ".join(unicodedata.normalize("NFKC", text).translate(_QUOTES).split())
 
 
@@ -115,26 +157,97 @@ def _short(text: str, width: int = 60) -> str:
     return text if len(text) <= width else "\u2026" + text[-(width - 1):]
 
 
-def ending_problem(sentence: str, paragraph: str) -> str | None:
-    """None when ``paragraph`` ends with ``sentence`` (normalised, on a word boundary), else why."""
-    want, got = normalise(sentence), normalise(paragraph)
+def _at_boundary(body: str, want: str) -> bool:
+    """``body`` ends with ``want`` and the character before it (if any) starts a word."""
+    if not body.endswith(want):
+        return False
+    before = body[: len(body) - len(want)]
+    return not before or before[-1] == " " or before[-1] in _OPENERS
+
+
+def _body(want: str, got: str) -> str:
+    # A fragment without end punctuation may be followed by some in the passage.
+    return got.rstrip(_END) if want[-1] not in _END + _CLOSERS else got
+
+
+def ending_problem(sentence: str, paragraph: str, relax: Relax = STRICT) -> str | None:
+    """None when ``paragraph`` ends with ``sentence`` (compared as ``comparable`` says, on a word
+    boundary), else a one-line reason that shows both endings and says what changed."""
+    want, got = comparable(sentence, relax), comparable(paragraph, relax)
     if not want:
         return "the required sentence is empty"
     if not got:
         return "the paragraph is empty"
-    body = got
-    if want[-1] not in _END + _CLOSERS:
-        # A fragment without end punctuation may be followed by some in the passage.
-        body = got.rstrip(_END)
+    body = _body(want, got)
+    if _at_boundary(body, want):
+        return None
     if body.endswith(want):
         before = body[: len(body) - len(want)]
-        if not before or before[-1] == " " or before[-1] in _OPENERS:
-            return None
         return f"it ends with {want!r} but inside a longer word ({_short(before[-20:] + want)!r})"
-    return f"it ends with {_short(got)!r}, not with {want!r}"
+    change = what_changed(want, got, relax)
+    tail = got[-(len(want) + 12):]
+    shown = tail if len(tail) == len(got) else "\u2026" + tail
+    return f'it ends with "{shown}" but the required sentence is "{want}": {change}'
 
 
-def check_passage(sentences: tuple[str, ...], passage: str) -> PassageProblem | None:
+def what_changed(want: str, got: str, relax: Relax = STRICT) -> str:
+    """What turns the required sentence ``want`` into the end of ``got`` (both comparable forms)."""
+    tail = got[-len(want):] if len(got) >= len(want) else got
+    if len(tail) == len(want) and tail != want and tail.lower() == want.lower():
+        i = next(j for j, (a, b) in enumerate(zip(want, tail, strict=False)) if a != b)
+        return f"letter case differs at character {i + 1} ({tail[i]!r} written, {want[i]!r} required)"
+    missing = [r for r in RELAXATIONS if r not in relax]
+    enough = next((extra for extra in [[r] for r in missing] + [missing]
+                   if extra and ending_problem(want, got, relax | frozenset(extra)) is None), None)
+    if enough is not None:
+        i = next((j for j, (a, b) in enumerate(zip(want, tail, strict=False)) if a != b), min(len(want), len(tail)) - 1)
+        if enough == ["quotes"]:
+            return (f"a quote mark differs at character {i + 1} ({tail[i]!r} written, {want[i]!r} required; "
+                    f"--normalise quotes accepts this)")
+        return (f"characters differ from character {i + 1} ({tail[i]!r} written, {want[i]!r} required) "
+                f"that are the same after {' and '.join(enough)} (--normalise {','.join(enough)} accepts this)")
+    if want[-1] in _END and _at_boundary(got, want[:-1]):
+        return f"the final {want[-1]!r} is missing"
+    if want[-1] in _END and got[-1] in _END and _at_boundary(got[:-1], want[:-1]):
+        return f"the final mark differs ({got[-1]!r} written, {want[-1]!r} required)"
+    k = got.rfind(want)
+    while k != -1 and not (k == 0 or got[k - 1] == " " or got[k - 1] in _OPENERS):
+        k = got.rfind(want, 0, k)
+    if k != -1:
+        return f"the sentence is there but the paragraph goes on after it ({_short(got[k + len(want):], 40)!r})"
+    return _word_change(want, got)
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def _word_change(want: str, got: str) -> str:
+    """The first word-level difference between ``want`` and the end of ``got`` (difflib over
+    words and punctuation marks), located by character position in ``want``."""
+    import difflib
+
+    w = list(_TOKEN.finditer(want))
+    g = list(_TOKEN.finditer(got))[-(len(w) + 6):]
+    sm = difflib.SequenceMatcher(None, [m.group(0) for m in w], [m.group(0) for m in g], autojunk=False)
+    matched = sum(b.size for b in sm.get_matching_blocks())
+    ops = [op for op in sm.get_opcodes() if op[0] != "equal"]
+    # Extra words before the sentence are the paragraph's own text, not a change.
+    if ops and ops[0][0] == "insert" and ops[0][1] == 0:
+        ops = ops[1:]
+    if matched * 2 < len(w) or not ops:
+        return "the required sentence is not at the end of the paragraph"
+    tag, i1, i2, j1, j2 = ops[0]
+    written = got[g[j1].start():g[j2 - 1].end()] if j2 > j1 else ""
+    if tag == "insert":
+        where = f"before character {w[i1].start() + 1} ({w[i1].group(0)!r})" if i1 < len(w) else "at the end"
+        return f"{written!r} is added {where}"
+    required = want[w[i1].start():w[i2 - 1].end()]
+    if tag == "delete":
+        return f"{required!r} (from character {w[i1].start() + 1}) is missing"
+    return f"{required!r} (from character {w[i1].start() + 1}) is written as {written!r}"
+
+
+def check_passage(sentences: tuple[str, ...], passage: str, relax: Relax = STRICT) -> PassageProblem | None:
     """None when the passage has exactly four paragraphs ending with the sentences in order."""
     if len(passage) > MAX_PASSAGE_CHARS:
         return PassageProblem(None, f"the passage is {len(passage)} characters; at most {MAX_PASSAGE_CHARS}")
@@ -142,12 +255,12 @@ def check_passage(sentences: tuple[str, ...], passage: str) -> PassageProblem | 
     if len(paras) != len(sentences):
         return PassageProblem(None, f"expected {len(sentences)} paragraphs separated by blank lines, "
                                     f"found {len(paras)}")
-    wanted = [normalise(s) for s in sentences]
     for i, (sentence, para) in enumerate(zip(sentences, paras, strict=True), 1):
-        why = ending_problem(sentence, para)
+        why = ending_problem(sentence, para, relax)
         if why is None:
             continue
-        others = [j for j, w in enumerate(wanted, 1) if j != i and ending_problem(sentences[j - 1], para) is None]
+        others = [j for j in range(1, len(sentences) + 1)
+                  if j != i and ending_problem(sentences[j - 1], para, relax) is None]
         if others:
             why += f" (it ends with sentence {others[0]} instead: wrong order)"
         return PassageProblem(i, f"paragraph {i} must end with sentence {i}: {why}")
@@ -155,13 +268,19 @@ def check_passage(sentences: tuple[str, ...], passage: str) -> PassageProblem | 
 
 
 RULES = ("Creative writing: exactly {n} non-empty paragraphs separated by blank lines; paragraph k ends "
-         "with required sentence k (compared after NFKC, straight quotes and single spaces)")
+         "with required sentence k exactly (whitespace runs count as one space{relaxed})")
 
 
-def report_passage(sentences: tuple[str, ...], passage: str) -> AnswerReport:
+def rules_text(n: int, relax: Relax = STRICT) -> str:
+    """The rule set, naming any normalisation the user allowed (strict by default)."""
+    relaxed = "".join(f"; {name} normalised" for name in RELAXATIONS if name in relax)
+    return RULES.format(n=n, relaxed=relaxed)
+
+
+def report_passage(sentences: tuple[str, ...], passage: str, relax: Relax = STRICT) -> AnswerReport:
     """Every exact check of a passage, each named: its length, the paragraph count and each
     paragraph's ending. The same facts as ``check_passage``, which is its first failed check."""
-    rules = RULES.format(n=len(sentences))
+    rules = rules_text(len(sentences), relax)
     checks = [Check(f"at most {MAX_PASSAGE_CHARS} characters", len(passage) <= MAX_PASSAGE_CHARS,
                     f"{len(passage)} characters")]
     if not checks[0].passed:
@@ -175,6 +294,6 @@ def report_passage(sentences: tuple[str, ...], passage: str) -> AnswerReport:
         if not count_ok:
             checks.append(Check(name, None, "not checked: the paragraph count is wrong"))
             continue
-        why = ending_problem(sentence, paras[i - 1])
+        why = ending_problem(sentence, paras[i - 1], relax)
         checks.append(Check(name, why is None, why or ""))
     return AnswerReport(rules, tuple(checks))

@@ -9,7 +9,7 @@ from pathlib import Path
 from solver.inputs import read_text
 from tasks.writing.data import default_data, load_lines
 from tasks.writing.task import DECOMPOSITIONS, Writing
-from verifiers.writing import split_sentences
+from verifiers.writing import RELAXATIONS, parse_relax, split_sentences
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -17,8 +17,10 @@ MAX_FILE_BYTES = 1_000_000
 class WritingPlugin:
     name = "writing"
     help = "Creative Writing: four paragraphs ending with four given sentences"
-    # The paper's set-up: k=5 sampled thoughts per step, 5 votes, keep the best one (b=1).
-    solve_defaults = {"generator": "sample", "evaluator": "vote", "breadth": 1, "n_evaluate": 5}
+    # The paper's set-up (k=5 thoughts per step, 5 votes, keep the best one, b=1), with the
+    # constrained generator (tasks/writing/constrained.py); --generator sample is the paper's.
+    solve_defaults = {"generator": "constrained", "task_generators": ("constrained",), "evaluator": "vote",
+                      "breadth": 1, "n_evaluate": 5}
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", nargs="?", help='the four sentences in one string, "S1 S2 S3 S4"')
@@ -30,6 +32,7 @@ class WritingPlugin:
         parser.add_argument("--decomposition", choices=DECOMPOSITIONS, default="plan",
                             help="plan: a plan, then the passage (the paper); "
                                  "paragraphs: one gated paragraph per step")
+        _add_normalise(parser)
 
     def puzzles(self, args: argparse.Namespace) -> list[tuple[str, str]]:
         if args.puzzle is not None:
@@ -43,16 +46,17 @@ class WritingPlugin:
         return [(str(i), line) for i, line in load_lines(path, args.index)]
 
     def make_task(self, args: argparse.Namespace) -> Writing:
-        return Writing(getattr(args, "decomposition", "plan"))
+        return Writing(getattr(args, "decomposition", "plan"), parse_relax(getattr(args, "normalise", None)))
 
     def add_verify_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", help='the four sentences in one string, "S1 S2 S3 S4"')
         parser.add_argument("passage", help="a text file with the passage (- reads standard input)")
+        _add_normalise(parser)
 
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
         split_sentences(args.puzzle)  # malformed input: ValueError, exit status 2
         passage = read_passage(args.passage)
-        report = Writing().report_answer(args.puzzle, passage)
+        report = Writing(relax=parse_relax(args.normalise)).report_answer(args.puzzle, passage)
         return report.verified, "\n".join(report.lines())
 
     def task_from_options(self, options: dict[str, object]) -> Writing:
@@ -60,7 +64,17 @@ class WritingPlugin:
         decomposition = options.get("decomposition", "plan")
         if decomposition not in DECOMPOSITIONS:
             raise ValueError(f"unknown writing decomposition {decomposition!r} in the trace")
-        return Writing(decomposition)  # type: ignore[arg-type]
+        normalise = options.get("normalise", "none")
+        if not isinstance(normalise, str):
+            raise ValueError(f"bad writing normalisation {normalise!r} in the trace")
+        return Writing(decomposition, parse_relax(normalise))  # type: ignore[arg-type]
+
+
+def _add_normalise(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--normalise", default="none", metavar="none|" + "|".join(RELAXATIONS),
+                        help="what the gate may relax (default none: strict; whitespace runs inside a "
+                             "paragraph always count as one space): quotes = typographic quotes as "
+                             "straight ones; nfkc = Unicode NFKC forms; both: quotes,nfkc")
 
 
 def read_passage(name: str) -> str:

@@ -84,12 +84,17 @@ def cot_prompt(sentences: Sequence[str]) -> str:
     return plan_prompt(sentences)
 
 
-def paragraph_prompt(sentences: Sequence[str], done: Sequence[str]) -> str:
-    """Paragraph-by-paragraph: one paragraph per line; ask for paragraph len(done)+1."""
+def paragraph_prompt(sentences: Sequence[str], done: Sequence[str], plan: str | None = None) -> str:
+    """Paragraph-by-paragraph: one paragraph per line; ask for paragraph len(done)+1 (after the
+    plan, when one is given; the example then shows its plan too)."""
     lines = [f"{INSTRUCTION} One paragraph per line.", "", "Sentences:", numbered(EXAMPLE_SENTENCES)]
+    if plan is not None:
+        lines.append(f"Plan: {EXAMPLE_PLAN}")
     for i, (s, p) in enumerate(zip(EXAMPLE_SENTENCES, EXAMPLE_PARAGRAPHS, strict=True), 1):
         lines.append(f'Paragraph {i} (ends with "{s}"): {p}')
     lines += ["", "Sentences:", numbered(sentences)]
+    if plan is not None:
+        lines.append(f"Plan: {plan}")
     for i, p in enumerate(done, 1):
         lines.append(f'Paragraph {i} (ends with "{sentences[i - 1]}"): {p}')
     k = len(done) + 1

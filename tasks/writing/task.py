@@ -23,21 +23,23 @@ from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 from verifiers.writing import (
     MAX_PASSAGE_CHARS,
+    STRICT,
+    Relax,
     check_passage,
     ending_problem,
     paragraphs,
     report_passage,
+    rules_text,
     split_sentences,
 )
-from verifiers.writing import RULES as WRITING_RULES
 
 Decomposition = Literal["plan", "paragraphs"]
 DECOMPOSITIONS: tuple[str, ...] = ("plan", "paragraphs")
 
 MAX_PLAN_CHARS = 1500
-# Generation limits. A passage of four short paragraphs is ~150-300 tokens; at ~36 tokens/s on
+# Generation limits. A passage of four short paragraphs is ~150-240 tokens (the example: ~140); at ~36 tokens/s on
 # the embedded model every extra 100 tokens of cap costs ~3 s per sample when the model rambles.
-PASSAGE_TOKENS = 320
+PASSAGE_TOKENS = 240
 PARAGRAPH_TOKENS = 110
 VOTE_TOKENS = 16
 VOTE_SHOW_CHARS = 500  # each choice shown to the judge is cut to this (keeps the prompt in context)
@@ -76,10 +78,11 @@ class Writing:
 
     name = "writing"
 
-    def __init__(self, decomposition: Decomposition = "plan") -> None:
+    def __init__(self, decomposition: Decomposition = "plan", relax: Relax = STRICT) -> None:
         if decomposition not in DECOMPOSITIONS:
             raise ValueError(f"unknown decomposition {decomposition!r}; use plan or paragraphs")
         self.decomposition: Decomposition = decomposition
+        self.relax = relax  # the gate's normalisations (verifiers/writing.py); strict by default
         self.max_depth = 2 if decomposition == "plan" else 4
 
     # -- states and the gate -------------------------------------------------------------------
@@ -103,7 +106,7 @@ class Writing:
                 if len(text) > MAX_PLAN_CHARS:
                     return Invalid(f"the plan is {len(text)} characters; at most {MAX_PLAN_CHARS}")
                 return Valid(dataclasses.replace(state, plan=text))
-            problem = check_passage(state.sentences, text)
+            problem = check_passage(state.sentences, text, self.relax)
             if problem is not None:
                 return Invalid(problem.reason)
             return Solved(dataclasses.replace(state, passage=text))
@@ -112,7 +115,7 @@ class Writing:
             return Invalid("all four paragraphs are written")
         if len(paragraphs(text)) != 1:
             return Invalid(f"paragraph {i + 1} must be one paragraph without blank lines")
-        why = ending_problem(state.sentences[i], text)
+        why = ending_problem(state.sentences[i], text, self.relax)
         if why is not None:
             return Invalid(f"paragraph {i + 1} must end with sentence {i + 1}: {why}")
         nxt = dataclasses.replace(state, paragraphs=state.paragraphs + (text,))
@@ -147,23 +150,23 @@ class Writing:
         return state.text()
 
     def options(self) -> dict[str, Any]:
-        """What rebuilds this task (recorded in traces): the decomposition."""
-        return {"decomposition": self.decomposition}
+        """What rebuilds this task (recorded in traces): the decomposition and the gate's normalisations."""
+        return {"decomposition": self.decomposition, "normalise": ",".join(sorted(self.relax)) or "none"}
 
     def rules(self, puzzle: str) -> str:
-        return WRITING_RULES.format(n=len(split_sentences(puzzle)))
+        return rules_text(len(split_sentences(puzzle)), self.relax)
 
     def report_answer(self, puzzle: str, answer: str) -> AnswerReport:
         """Every exact check of a passage from the puzzle text alone."""
         try:
             sentences = split_sentences(puzzle)
         except ValueError as exc:
-            return AnswerReport(WRITING_RULES.format(n=4), (Check("the input holds four sentences", False, str(exc)),))
-        return report_passage(sentences, answer)
+            return AnswerReport(rules_text(4, self.relax),
+                                (Check("the input holds four sentences", False, str(exc)),))
+        return report_passage(sentences, answer, self.relax)
 
     def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
-        report = self.report_answer(puzzle, answer)
-        return as_invalid(report)
+        return as_invalid(self.report_answer(puzzle, answer))
 
     def describe(self, state: WritingState) -> str:
         if state.passage is not None:
@@ -242,6 +245,25 @@ class Writing:
         plan, sep, rest = text.partition("Passage:")
         passage = clean_passage(rest if sep and not _MARKERS.search(plan) else text)
         return passage or None
+
+    soft_score_name = "coherence 1-10"
+
+    async def soft_score(self, client: Any, passage: str, n: int, *, seed: int | None = 0,
+                         chat: bool = False) -> tuple[int | None, ...]:
+        """The paper's 1-10 coherence judgement, n samples (tot bench --score-samples)."""
+        from tasks.writing.coherence import coherence
+
+        return (await coherence(client, passage, n, seed=seed, chat=chat)).scores
+
+    def make_generator(self, name: str, settings: Any) -> Any:
+        """This task's own generator names (``constrained``); None for the core's."""
+        if name != "constrained":
+            return None
+        from solver.lm.base import GenParams
+        from tasks.writing.constrained import Constrained
+
+        return Constrained(settings.k, GenParams(temperature=settings.temperature, seed=settings.seed),
+                           settings.chat)
 
     def tune(self, generator: Any, evaluator: Any) -> tuple[Any, Any]:
         """Writing thoughts are long and multi-line: set lengths and stops the core cannot know."""
