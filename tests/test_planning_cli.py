@@ -191,3 +191,21 @@ def test_bench_on_generated_domain_resumes_and_refuses_unknown_domains(
     capsys.readouterr()
     assert main([*argv[:5], "nowhere", *argv[6:]]) == 2
     assert "unknown domain 'nowhere'" in capsys.readouterr().err
+
+
+def test_planning_trace_proves_itself_and_a_tampered_one_does_not(
+        files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d, p, trace = str(files / "domain.pddl"), str(files / "p01.pddl"), files / "run.jsonl"
+    assert main(["solve", "planning", "--domain", d, "--problem", p, "--generator", "enumerate",
+                 "--evaluator", "oracle", "--method", "tot-bfs", "--trace", str(trace)]) == 0
+    assert main(["verify", "--trace", str(trace)]) == 0
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    accepted = [e for e in events if e.get("event") == "proposal" and "node" in e]
+    assert accepted, "the search accepted no step"
+    # Swap the first accepted step for another action: the gate no longer leads to the recorded state.
+    victim = accepted[0]["thought"]
+    other = "(pickup b1)" if "pickup b1" not in victim else "(pickup b2)"
+    tampered = trace.read_text().replace(json.dumps(victim), json.dumps(other), 1)
+    trace.write_text(tampered)
+    capsys.readouterr()
+    assert main(["verify", "--trace", str(trace)]) == 1

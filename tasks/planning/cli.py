@@ -94,6 +94,18 @@ class PlanningPlugin:
     def make_task(self, args: argparse.Namespace) -> Planning:
         return Planning(max_depth=getattr(args, "max_steps", 40), oracle_seconds=getattr(args, "oracle_seconds", 10.0))
 
+    def task_from_options(self, options: dict[str, object]) -> Planning:
+        """The task a trace's run header describes (``tot verify --trace``, ``tot audit``)."""
+        depth, seconds = options.get("max_depth", 40), options.get("oracle_seconds", 10.0)
+        mode = options.get("oracle_mode", "satisficing")
+        if type(depth) is not int or depth < 1:
+            raise ValueError(f"bad planning max_depth {depth!r} in the trace")
+        if type(seconds) not in (int, float) or not 0 < float(seconds) <= 3600:  # type: ignore[arg-type]
+            raise ValueError(f"bad planning oracle_seconds {seconds!r} in the trace")
+        if mode not in ("optimal", "satisficing"):
+            raise ValueError(f"bad planning oracle_mode {mode!r} in the trace")
+        return Planning(max_depth=depth, oracle_seconds=float(seconds), oracle_mode=mode)  # type: ignore[arg-type]
+
     def report(self, task: Planning, puzzle: str, res: Any) -> tuple[dict[str, Any], str]:
         if not res.answer:
             return {"plan": None}, ""

@@ -40,6 +40,10 @@ class Planning:
         self.oracle_seconds = oracle_seconds
         self.oracle_mode: Mode = oracle_mode
 
+    def options(self) -> dict[str, Any]:
+        """What rebuilds this task (recorded in traces): the step limit and the oracle's planner."""
+        return {"max_depth": self.max_depth, "oracle_seconds": self.oracle_seconds, "oracle_mode": self.oracle_mode}
+
     # -- puzzle and state -------------------------------------------------------------------
     def problem(self, puzzle: str) -> Problem:
         domain, prob = split_puzzle(puzzle)
