@@ -13,7 +13,9 @@ mutants.
     python benchmarks/mutations.py --tests tests/test_references.py   # one file against every mutant
     python benchmarks/mutations.py --list
 
-Set TOT_DATA_DIR to the papers' data when it is not in ../shared/data/tot beside the checkout.
+The current tests read the papers' data from the package (tasks/data/tot). Tests of an older revision
+(--tests-rev) may look for ../shared/data/tot beside the checkout: point TOT_DATA_DIR at the data and
+it is linked there in the scratch copy.
 """
 
 from __future__ import annotations
@@ -159,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         repo = work / "repo"
         copy_tree(repo, args.tests_rev)
         data = os.environ.get("TOT_DATA_DIR")
-        if data:  # tests that look for ../shared/data/tot beside the checkout find it here too
+        if data:  # older tests (--tests-rev) that look for ../shared/data/tot beside the checkout
             (work / "shared" / "data").mkdir(parents=True)
             (work / "shared" / "data" / "tot").symlink_to(Path(data).resolve())
         baseline, note, secs = run_tests(repo, tuple(sorted({t for m in chosen for t in tests_for(m)})), args.timeout)

@@ -47,11 +47,9 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
         nonlocal depth_cut
         run.reach(node)
         children = await run.expand(node)
-        for child in children:
-            if child.solved:
-                answer = run.accept(child)
-                if answer is not None:
-                    return child, answer
+        hit = run.first_answer(children)
+        if hit is not None:
+            return hit
         open_nodes = [c for c in children if not c.solved]
         fresh = []
         for child in open_nodes:

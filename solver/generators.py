@@ -51,12 +51,17 @@ class Sample:
                            max_tokens=self.params.max_tokens, stop=self.params.stop,
                            seed=self.params.seed, chat=self.chat)
         texts = await client.complete(task.sample_prompt(state, self.chat), params, "sample")
-        out: list[Thought] = []
-        for text in texts:
-            found = task.parse_proposals(state, text)
-            if found:
-                out.append(found[0])
-        return out
+        return first_thoughts(task, state, texts)
+
+
+def first_thoughts(task: Task[Any], state: Any, texts: list[str]) -> list[Thought]:
+    """One thought per sampled text: the first the task's parser finds in it (none if it finds none)."""
+    out: list[Thought] = []
+    for text in texts:
+        found = task.parse_proposals(state, text)
+        if found:
+            out.append(found[0])
+    return out
 
 
 @dataclass(slots=True)

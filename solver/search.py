@@ -148,6 +148,15 @@ class _Run:
         if self.best is None or node.depth > self.best.depth:
             self.best = node
 
+    def first_answer(self, children: list[Node[Any]]) -> tuple[Node[Any], str] | None:
+        """The first solved child whose answer the re-check accepts (see ``accept``), if any."""
+        for child in children:
+            if child.solved:
+                answer = self.accept(child)
+                if answer is not None:
+                    return child, answer
+        return None
+
     def accept(self, node: Node[Any]) -> str | None:
         """Re-check a solved node's answer from the puzzle text alone. An answer that breaks a rule
         is refused (None; search goes on). Otherwise it is returned, and its report says whether it
@@ -252,11 +261,9 @@ async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
     async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:
         run.reach(node)
         children = await run.expand(node)
-        for child in children:
-            if child.solved:
-                answer = run.accept(child)
-                if answer is not None:
-                    return child, answer
+        hit = run.first_answer(children)
+        if hit is not None:
+            return hit
         open_nodes = [c for c in children if not c.solved]
         await run.score(open_nodes)
         tried = 0

@@ -37,6 +37,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from solver.generators import first_thoughts
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
 from solver.task import Thought
@@ -135,12 +136,7 @@ class Constrained:
         if state.plan is None:
             texts = await client.complete(task.sample_prompt(state, self.chat),
                                           self._params(self.k, PLAN_TOKENS, prompts.PLAN_STOPS), "plan")
-            out: list[Thought] = []
-            for text in texts:
-                found = task.parse_proposals(state, text)
-                if found:
-                    out.append(found[0])
-            return out
+            return first_thoughts(task, state, texts)
         passages = await asyncio.gather(*(self._passage(client, state.sentences, state.plan, j)
                                           for j in range(self.k)))
         return [Thought(p) for p in passages]
