@@ -401,7 +401,7 @@ def _crossword_cases() -> tuple[Any, list[tuple[Any, Thought]], str]:
 
 def _check_other_tasks() -> list[Row]:
     """The other registered tasks, each with thoughts of its own kind (valid and invalid)."""
-    from solver.plugins import load_plugins
+    from solver.tools.plugins import load_plugins
 
     builders = {"sudoku": _sudoku_cases, "writing": _writing_cases, "crosswords": _crossword_cases}
     rows = []

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.cli import main
 from solver.task import Thought
+from solver.tools.cli import main
 from tasks.crosswords.task import Crosswords
 from tasks.game24.task import Game24
 from tasks.sudoku.generator import generate

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.audit import audit, judgement_class, render, score_classes, split_runs
-from solver.cli import main
 from solver.evaluators import Oracle
 from solver.generators import EnumerateRank
-from solver.plugins import load_plugins
 from solver.search import bfs, dfs
-from solver.stats import Proportion, wilson
+from solver.tools.audit import audit, judgement_class, render, score_classes, split_runs
+from solver.tools.cli import main
+from solver.tools.plugins import load_plugins
+from solver.tools.stats import Proportion, wilson
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tasks.game24.official_logs import decode_value, entry_events, step_fault

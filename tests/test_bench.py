@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from solver import bench
 from solver.budget import Usage
-from solver.cli import build_parser, main
 from solver.evaluators import Oracle
 from solver.generators import Propose
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
-from solver.plugins import load_plugins
-from solver.report import final_rows, load_rows, lost_counts, summarize, wilson
 from solver.search import bfs
+from solver.tools import bench
+from solver.tools.cli import build_parser, main
+from solver.tools.plugins import load_plugins
+from solver.tools.report import final_rows, load_rows, lost_counts, summarize, wilson
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests import references as ref
@@ -48,9 +48,9 @@ def respond(prompt: str, params: GenParams, i: int) -> str:
 KILLER = f"""
 import asyncio, os, re, signal, sys
 sys.path.insert(0, {str(ROOT)!r})
-from solver import bench
-from solver.cli import build_parser
-from solver.plugins import load_plugins
+from solver.tools import bench
+from solver.tools.cli import build_parser
+from solver.tools.plugins import load_plugins
 from tests.fakes import ScriptedBackend
 from tests.test_bench import respond
 kill_at, calls = int(sys.argv[1]), [0]

@@ -12,9 +12,9 @@ from typing import Any, Iterator
 
 import pytest
 
-from solver.cli import main
-from solver.plugins import load_plugins
-from solver.show import load_trees
+from solver.tools.cli import main
+from solver.tools.plugins import load_plugins
+from solver.tools.show import load_trees
 from tests.test_tree import dfs_trace, oracle_bfs_trace, scripted_bfs_trace, synthetic_trace
 
 CHROMIUM = "/usr/bin/chromium"

@@ -6,12 +6,13 @@ import sys
 
 import pytest
 
-from solver.cli import main
+from solver.tools.cli import main
 from tests import references as ref
 
 
 def tot(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "solver.cli", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "solver.tools.cli", *args], capture_output=True, text=True,
+                          timeout=120)
 
 
 @pytest.mark.parametrize("answer, code", [

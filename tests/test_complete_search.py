@@ -19,13 +19,13 @@ import pytest
 from constraint import AllDifferentConstraint, Problem
 
 from solver.budget import Usage
-from solver.cli import main
 from solver.complete import complete_dfs
 from solver.evaluators import Likelihood
 from solver.generators import make_generator
 from solver.lm.client import LMClient
 from solver.node import Node
 from solver.search import quantise, ranked
+from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.game24.task import Game24
 from tasks.sudoku.generator import generate
@@ -236,7 +236,7 @@ def test_default_with_a_model_solves_and_proves(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_bench_runs_named_search_configs_side_by_side(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    from solver.report import load_rows, summarize
+    from solver.tools.report import load_rows, summarize
 
     out = tmp_path / "b"
     methods = "tot-complete:enumerate:prior,tot-complete:enumerate:random,tot-complete:enumerate:oracle,tot-bfs"
@@ -266,7 +266,7 @@ def test_bench_rejects_bad_method_labels(tmp_path: Any, capsys: pytest.CaptureFi
 def test_quantiles_match_numpy_nearest_rank() -> None:
     import numpy as np
 
-    from solver.report import quantiles
+    from solver.tools.report import quantiles
 
     for xs in ([5.0], [1.0, 2.0], [3.0, 1.0, 2.0, 10.0, 7.0], list(range(1, 101)), [0.5] * 7 + [9.0] * 3):
         med, p90 = quantiles(xs)

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from solver.audit import audit
-from solver.cli import main
-from solver.counterfactual import parse_policies
-from solver.plugins import load_plugins
+from solver.tools.audit import audit
+from solver.tools.cli import main
+from solver.tools.counterfactual import parse_policies
+from solver.tools.plugins import load_plugins
 
 PLUGINS = load_plugins()
 
@@ -187,7 +187,7 @@ def test_thoughts_scored_before_they_are_nodes_are_audited() -> None:
 
 
 def test_tot_show_marks_the_false_prunes_tot_audit_counts(tmp_path: Path) -> None:
-    from solver.show import load_trees
+    from solver.tools.show import load_trees
     from tests.test_audit import _bfs_trace, _dfs_trace
 
     for events in (_bfs_trace(), _dfs_trace(), _bfs_log()):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
+from solver.tools.cli import main
 from tasks.datafiles import shared_data
 
 LOG = Path(__file__).parent / "data" / "tot_logs" / "crosswords_infoss_dfs_prune.json"

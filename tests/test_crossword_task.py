@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 from lexicon import build_lexicon
 from solver.budget import Budget, Usage
-from solver.cli import main
 from solver.evaluators import Oracle, Prior
 from solver.generators import EnumerateRank
 from solver.lm.client import LMClient
 from solver.search import dfs
 from solver.task import Thought
+from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.crosswords import Crosswords, parse_thought, prompts
 from tasks.crosswords.data import FEWSHOT_INDICES, TEST_INDICES, Puzzle, load_puzzles

@@ -60,7 +60,7 @@ def test_tot_solve_data_works_from_any_directory(tmp_path):
     """Run where no ../shared can be found (the working directory is an empty temporary one)."""
     env = {k: v for k, v in os.environ.items() if k != "TOT_DATA_DIR"}
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    r = subprocess.run([sys.executable, "-m", "solver.cli", "solve", "game24", "--data", "--range", "901-902",
+    r = subprocess.run([sys.executable, "-m", "solver.tools.cli", "solve", "game24", "--data", "--range", "901-902",
                         "--generator", "enumerate", "--evaluator", "oracle", "--json"],
                        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from solver.budget import Budget, Usage
-from solver.cli import main
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
 from solver.run import Settings, make_client, solve
+from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests.fake_server import FakeOpenAIServer

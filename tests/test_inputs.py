@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from solver.cli import main
 from solver.run import Settings, make_client, solve
 from solver.task import Thought
+from solver.tools.cli import main
 from tasks.crosswords.task import Crosswords, parse_thought
 from tasks.game24.task import parse_puzzle
 from tasks.sudoku.parse import extract_boards

@@ -37,7 +37,7 @@ def test_scoring_prefers_a_likely_continuation(backend):
 
 def test_cli_solves_with_the_embedded_model(tmp_path):
     trace = tmp_path / "trace.jsonl"
-    r = subprocess.run([sys.executable, "-m", "solver.cli", "solve", "game24", "1 1 4 6", "--json",
+    r = subprocess.run([sys.executable, "-m", "solver.tools.cli", "solve", "game24", "1 1 4 6", "--json",
                         "--trace", str(trace)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -45,7 +45,7 @@ def test_cli_solves_with_the_embedded_model(tmp_path):
     # The default search solves this puzzle with the embedded model (measured: 73 calls); the
     # answer is confirmed by the sympy reference and by `tot verify`.
     assert out["verified"] is True and ref.game24_ok("1 1 4 6", out["answer"])
-    v = subprocess.run([sys.executable, "-m", "solver.cli", "verify", "game24", "1 1 4 6", out["answer"]],
+    v = subprocess.run([sys.executable, "-m", "solver.tools.cli", "verify", "game24", "1 1 4 6", out["answer"]],
                        capture_output=True, text=True)
     assert v.returncode == 0
     assert r.stderr == ""  # llama.cpp's notices are silenced

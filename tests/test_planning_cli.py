@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from solver.budget import Usage
-from solver.cli import main
 from solver.lm.client import LMClient
+from solver.tools.cli import main
 from tasks.planning.blocksworld import DOMAIN, problem
 from tasks.planning.cli import PLUGIN
 from tasks.planning.llmp import extract_problem, gate_problem

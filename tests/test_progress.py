@@ -6,8 +6,8 @@ import io
 from pathlib import Path
 from typing import Any
 
-from solver.cli import main
-from solver.progress import RunProgress
+from solver.tools.cli import main
+from solver.tools.progress import RunProgress
 
 ROWS = [{"verified": True, "calls": 5, "tokens": 100, "cost": 0.001},
         {"verified": False, "calls": 7, "tokens": 50, "cost": 0.002},

@@ -26,10 +26,10 @@ pytest.importorskip("llama_cpp")
 for _mod in ("fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings"):
     pytest.importorskip(_mod, reason="llama-cpp-python's server extra is not installed")
 
-from solver.cli import main  # noqa: E402
 from solver.lm import capabilities  # noqa: E402
 from solver.lm.base import GenParams  # noqa: E402
 from solver.lm.openai_backend import OpenAIBackend  # noqa: E402
+from solver.tools.cli import main  # noqa: E402
 
 pytestmark = pytest.mark.model
 MODEL = "gemma3-270m"  # the alias the server is started with

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 
 from solver.budget import Usage
-from solver.cli import main
 from solver.evaluators import Value, Vote
 from solver.generators import Propose, Sample
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
 from solver.search import bfs, dfs
+from solver.tools.cli import main
 from solver.trace import Trace, read_trace
 from tasks.game24 import Game24
 from tests.fake_server import FakeOpenAIServer

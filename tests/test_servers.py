@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from solver.cli import main
 from solver.lm import capabilities
 from solver.lm.base import EndpointDown, GenParams, LMError, ServerTooSlow
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
 from solver.lm.pool import EndpointPool, split_urls
+from solver.tools.cli import main
 from tests.fake_server import FakeOpenAIServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

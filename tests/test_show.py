@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from solver.cli import main
-from solver.show import load_trees, render_html, render_text, tree_data
-from solver.tree import build_trees
+from solver.tools.cli import main
+from solver.tools.show import load_trees, render_html, render_text, tree_data
+from solver.tools.tree import build_trees
 from tests.test_tree import dfs_trace, oracle_bfs_trace, scripted_bfs_trace
 
 
@@ -112,6 +112,6 @@ def test_bad_input_is_one_line_exit_2(tmp_path, monkeypatch, capsys, setup, args
 
 
 def test_missing_trace_from_the_shell_is_one_line(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "solver.cli", "show", "missing.jsonl"], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "solver.tools.cli", "show", "missing.jsonl"], capture_output=True,
                        text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 2 and r.stderr == "tot: error: trace file not found: missing.jsonl\n"

@@ -30,7 +30,7 @@ def cache(tmp_path, monkeypatch):
 
 def tot_solve(env_extra: dict[str, str]) -> subprocess.CompletedProcess:
     env = {**os.environ, **env_extra}
-    return subprocess.run([sys.executable, "-m", "solver.cli", "solve", "game24", "1 2 4 7"],
+    return subprocess.run([sys.executable, "-m", "solver.tools.cli", "solve", "game24", "1 2 4 7"],
                           capture_output=True, text=True, timeout=300, env=env)
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.cli import main
 from solver.task import Thought
+from solver.tools.cli import main
 from tasks.sudoku.generator import generate
 from tasks.sudoku.parse import extract_boards
 from tasks.sudoku.task import Sudoku

@@ -1,4 +1,4 @@
-"""The trace-to-tree step (solver/tree.py) on real traces from BFS and DFS runs, and on synthetic ones.
+"""The trace-to-tree step (solver/tools/tree.py) on real traces from BFS and DFS runs, and on synthetic ones.
 
 The trace builders here are shared with tests/test_show.py and tests/test_browser.py.
 """
@@ -16,15 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver.budget import Usage
-from solver.cli import main
 from solver.evaluators import Prior, Value
 from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
 from solver.search import bfs, dfs
-from solver.show import load_trees, oracle_truth
+from solver.tools.cli import main
+from solver.tools.show import load_trees, oracle_truth
+from solver.tools.tree import PRUNED_FATES, build_tree, build_trees, load_truth, split_runs
 from solver.trace import Trace, read_trace
-from solver.tree import PRUNED_FATES, build_tree, build_trees, load_truth, split_runs
 from tasks.game24 import Game24
 from tests.fakes import ScriptedBackend
 from tests.profiles import examples
@@ -248,7 +248,7 @@ def test_oracle_truth_agrees_with_the_oracle_evaluator(tmp_path):
     false prunes are solvable states lost to the beam."""
     path = tmp_path / "t.jsonl"
     oracle_bfs_trace(path, "--breadth", "2")
-    from solver.plugins import load_plugins
+    from solver.tools.plugins import load_plugins
 
     [tree] = load_trees(str(path), plugins=load_plugins())
     scored = [nd for nd in tree.nodes.values() if nd.score is not None]
@@ -298,7 +298,7 @@ def test_synthetic_trace_of_ten_thousand_nodes(tmp_path):
 
 
 def test_gate_off_thoughts_are_marked_and_get_no_ground_truth():
-    from solver.plugins import load_plugins
+    from solver.tools.plugins import load_plugins
 
     evs: list[dict[str, Any]] = [
         {"event": "start", "task": "game24", "puzzle": "4 9 10 13"}, {"event": "root", "node": 0, "state": "4 9 10 13"},

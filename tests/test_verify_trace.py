@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from solver.cli import main
 from solver.run import Settings, make_client, solve
+from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.game24.task import Game24
 from tasks.sudoku.task import Sudoku
@@ -219,9 +219,9 @@ def test_garbled_field_types_never_end_in_an_internal_error(trace_file: Path, tm
 
 
 def test_a_baseline_trace_re_checks_its_raw_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from solver.baselines import BaselineConfig, run_baseline
     from solver.budget import Usage
     from solver.lm.client import LMClient
+    from solver.tools.baselines import BaselineConfig, run_baseline
 
     answers = iter([" (10 - 4) * (13 - 8) = 24", " (10 - 4) * (13 - 9) = 24"])
     client = LMClient(ScriptedBackend(lambda p, g, i: next(answers)), Usage())
@@ -253,8 +253,8 @@ def test_audit_and_show_judge_with_the_rule_set_the_run_used(tmp_path: Path,
     assert main(["audit", str(path), "--json"]) == 0
     [group] = json.loads(capsys.readouterr().out)["groups"]
     assert group["options"] == {"rules": "latin"} and group["puzzles_solvable"] == 1
-    from solver.plugins import load_plugins
-    from solver.show import load_trees
+    from solver.tools.plugins import load_plugins
+    from solver.tools.show import load_trees
 
     [tree] = load_trees(str(path), plugins=load_plugins())
     root = tree.nodes[tree.root]  # type: ignore[index]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from solver import bench
-from solver.cli import UsageError, build_parser
-from solver.plugins import load_plugins
+from solver.tools import bench
+from solver.tools.cli import UsageError, build_parser
+from solver.tools.plugins import load_plugins
 from tests.fake_server import FakeOpenAIServer
 from tests.fakes import ScriptedBackend
 
@@ -83,7 +83,7 @@ def test_bad_bench_options(tmp_path, extra, message):
 
 
 def test_mean_interval_known_values():
-    from solver.soft_score import mean_interval
+    from solver.tools.soft_score import mean_interval
 
     m, lo, hi = mean_interval([2, 4, 4, 4, 5, 5, 7, 9])
     # mean 5, sample variance 32/7, half-width 1.959964 * sqrt(32/7) / sqrt(8) = 1.48157...

@@ -160,8 +160,8 @@ def test_gate_still_refuses_what_the_construction_got_wrong():
 
 
 def test_cli_default_for_writing_is_constrained():
-    from solver.cli import build_parser, settings_from
-    from solver.plugins import load_plugins
+    from solver.tools.cli import build_parser, settings_from
+    from solver.tools.plugins import load_plugins
 
     plugins = load_plugins()
     args = build_parser(plugins).parse_args(["solve", "writing", LINE])

@@ -124,7 +124,7 @@ def test_gate_agrees_with_the_reference(sentence, paragraph, quotes, nfkc):
 def test_verify_cli_strict_by_default(tmp_path, extra, code):
     f = tmp_path / "p.txt"
     f.write_text("Hi. It rained.\n\nSo. He said \"no\".\n\nWe hid.\n\nThe end came.\n", encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "solver.cli", "verify", "writing",
+    out = subprocess.run([sys.executable, "-m", "solver.tools.cli", "verify", "writing",
                           "It rained. He said \u201cno\u201d. We hid. The end came.", str(f), *extra],
                          capture_output=True, text=True)
     assert out.returncode == code, out.stderr

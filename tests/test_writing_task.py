@@ -236,7 +236,7 @@ def test_coherence_averages_parsed_samples():
 
 
 def test_cli_verify_and_bad_input(tmp_path, capsys):
-    from solver.cli import main
+    from solver.tools.cli import main
 
     good, bad = tmp_path / "good.txt", tmp_path / "bad.txt"
     good.write_text(GOOD, encoding="utf-8")
@@ -253,23 +253,23 @@ def test_cli_verify_and_bad_input(tmp_path, capsys):
 
 
 def test_cli_defaults_and_data_selection():
-    from solver.cli import build_parser
-    from solver.plugins import load_plugins
+    from solver.tools.cli import build_parser
+    from solver.tools.plugins import load_plugins
 
     args = build_parser(load_plugins()).parse_args(["solve", "writing", LINE])
     assert (args.generator, args.evaluator, args.breadth, args.n_evaluate) == ("constrained", "vote", 1, 5)
     assert PLUGIN.puzzles(args) == [("input", LINE)]
     assert PLUGIN.make_task(args).max_depth == 2
     args = build_parser(load_plugins()).parse_args(["solve", "game24", "4 9 10 13"])
-    from solver.cli import DEFAULT_GENERATOR
+    from solver.tools.cli import DEFAULT_GENERATOR
 
     assert (args.generator, args.evaluator, args.breadth) == (DEFAULT_GENERATOR, "lm", 5)  # the core defaults
     assert DEFAULT_GENERATOR != "sample"
 
 
 def test_cli_index_and_data_file(tmp_path):
-    from solver.cli import build_parser
-    from solver.plugins import load_plugins
+    from solver.tools.cli import build_parser
+    from solver.tools.plugins import load_plugins
 
     data = tmp_path / "in.txt"
     data.write_text(LINE + "\n" + LINE.replace("Maria", "Ann") + "\nbroken line\n", encoding="utf-8")
@@ -287,7 +287,7 @@ def test_cli_index_and_data_file(tmp_path):
 
 
 def test_core_baseline_interface():
-    from solver.baselines import BaselineTask, supports
+    from solver.tools.baselines import BaselineTask, supports
 
     t = Writing()
     assert isinstance(t, BaselineTask) and supports(t, "io") and supports(t, "cot-sc")

@@ -156,7 +156,7 @@ def table(rows: list[dict[str, Any]], methods: list[str]) -> str:
 
 
 async def run_bench(args: argparse.Namespace) -> int:
-    from solver.cli import settings_from
+    from solver.tools.cli import settings_from
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for m in methods:

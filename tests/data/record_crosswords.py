@@ -13,7 +13,7 @@ import io
 import json
 from pathlib import Path
 
-from solver.cli import main
+from solver.tools.cli import main
 
 HERE = Path(__file__).parent
 DB = HERE / "crosswords_gemma.sqlite"

@@ -19,20 +19,20 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from solver.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
 from solver.budget import Usage
-from solver.cli import UsageError, _add_search_args, settings_from
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
 from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
-from solver.plugins import TaskPlugin
-from solver.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
 from solver.run import DEFAULT_EVALUATOR, Settings, make_backend, needs_model, solve
-from solver.soft_score import SoftScorer, add_score_args, soft_table
 from solver.task import Thought
+from solver.tools.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
+from solver.tools.cli import UsageError, _add_search_args, settings_from
+from solver.tools.plugins import TaskPlugin
+from solver.tools.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
+from solver.tools.soft_score import SoftScorer, add_score_args, soft_table
 from solver.trace import Trace
 from verifiers.verdict import Invalid
 
@@ -342,7 +342,7 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     wanted = {(str(pid), m) for pid, pz in puzzles for m in methods}
     done_here = [r for k, r in finished.items() if k in wanted]
 
-    from solver.progress import RunProgress
+    from solver.tools.progress import RunProgress
 
     solved_before = sum(1 for r in done_here if r.get("verified"))
     progress = RunProgress(len(wanted), f"{task.name} bench", done=len(done_here), solved=solved_before,

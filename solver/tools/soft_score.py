@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from solver.budget import Usage
 from solver.lm.client import LMClient
-from solver.stats import Z95, wilson
+from solver.tools.stats import Z95, wilson
 
 MAX_SCORED_CHARS = 8000
 
@@ -50,7 +50,7 @@ class SoftScorer:
     """Scores bench rows in place; one scoring client for the whole run."""
 
     def __init__(self, args: argparse.Namespace, task: Any, settings: Any) -> None:
-        from solver.cli import UsageError
+        from solver.tools.cli import UsageError
 
         self.n = int(getattr(args, "score_samples", 0) or 0)
         if self.n < 0:

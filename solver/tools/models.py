@@ -51,7 +51,7 @@ async def _one(url: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace, plugins: dict[str, Any]) -> int:
-    from solver.cli import UsageError, _urls
+    from solver.tools.cli import UsageError, _urls
 
     if args.timeout <= 0 or args.retries < 0:
         raise UsageError("--timeout must be positive and --retries at least 0")

@@ -76,7 +76,7 @@ class Replay:
 
 
 class _Tree:
-    """The recorded tree of one run (``solver.audit.Run``) with its ground truth."""
+    """The recorded tree of one run (``solver.tools.audit.Run``) with its ground truth."""
 
     def __init__(self, run: Any, truth: dict[int, str]) -> None:
         self.run, self.truth = run, truth

@@ -7,13 +7,13 @@ file, one task, one method/generator/evaluator/model) and per depth:
 - confusion of the evaluator's judgement class against the exact truth, and calibration
   P(solvable | class);
 - false-prune rate = solvable states cut by a judgement / solvable states evaluated (the one
-  definition in solver/truth.py, shared with ``tot show``), split into ``pruned`` (judged below
+  definition in solver/tools/truth.py, shared with ``tot show``), split into ``pruned`` (judged below
   the pruning threshold) and ``beam`` (lost to the beam; ``tie`` counts those whose score equalled
   the last kept one, so order decided); ``other`` cuts (depth or child limits) are reported apart;
 - puzzles whose root was solvable but that lost every solvable state, and at which step;
 - every rate with its 95% Wilson interval;
-- with ``--counterfactual``, replays of the recorded candidates (solver/counterfactual.py) and,
-  with ``--markdown``, reliability and false-prune-by-depth plots (solver/audit_plots.py).
+- with ``--counterfactual``, replays of the recorded candidates (solver/tools/counterfactual.py) and,
+  with ``--markdown``, reliability and false-prune-by-depth plots (solver/tools/audit_plots.py).
 
 Duplicates are cut before they are scored, so they are not evaluated states. A state reached
 through a step the exact gate refuses (``invalid`` or ``unchecked`` verdicts, as in imported
@@ -31,12 +31,12 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from solver.counterfactual import Policy, parse_policies, replay, summarize
-from solver.plugins import TaskPlugin
-from solver.stats import Proportion
 from solver.task import ValueScale
+from solver.tools.counterfactual import Policy, parse_policies, replay, summarize
+from solver.tools.plugins import TaskPlugin
+from solver.tools.stats import Proportion
+from solver.tools.truth import JUDGED_CUTS, Oracle, is_false_prune, make_oracle, state_truth, task_for_run
 from solver.trace import read_trace
-from solver.truth import JUDGED_CUTS, Oracle, is_false_prune, make_oracle, state_truth, task_for_run
 
 SCHEMA = "tot-audit/1"
 CUT_KINDS = ("pruned", "beam", "other")
@@ -260,7 +260,7 @@ class Tally:
     classes: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # class -> truth
     class_cuts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     judged_cuts: Counter[str] = field(default_factory=Counter)  # truth -> cut by a judgement
-    false_prunes: int = 0  # solvable states cut by a judgement (solver.truth.is_false_prune)
+    false_prunes: int = 0  # solvable states cut by a judgement (solver.tools.truth.is_false_prune)
 
     def add(self, truth: str, fate: str, tie: bool, klass: str) -> None:
         self.evaluated += 1
@@ -716,7 +716,7 @@ def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
         if md.exists() and not md.is_file():
             raise ValueError(f"--markdown {md}: not a regular file")
         md.parent.mkdir(parents=True, exist_ok=True)
-        from solver.audit_plots import write_plots  # matplotlib only when plots are asked for
+        from solver.tools.audit_plots import write_plots  # matplotlib only when plots are asked for
 
         plots = write_plots(report, md)
         text = render(report, markdown=True)

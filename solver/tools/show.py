@@ -16,9 +16,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from solver.tools.tree import FATES, SearchTree, TreeNode, build_trees, load_truth
+from solver.tools.truth import make_oracle, state_truth, task_for_run
 from solver.trace import read_trace
-from solver.tree import FATES, SearchTree, TreeNode, build_trees, load_truth
-from solver.truth import make_oracle, state_truth, task_for_run
 
 _DETAIL_CHARS = 160
 
@@ -224,7 +224,7 @@ def tree_data(tree: SearchTree) -> dict[str, Any]:
 
 
 def _asset(name: str) -> str:
-    return (files("solver") / "viewer" / name).read_text(encoding="utf-8")
+    return (files("solver.tools") / "viewer" / name).read_text(encoding="utf-8")
 
 
 def _plain(obj: Any) -> Any:

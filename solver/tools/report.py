@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from solver.inputs import MAX_DATA_FILE, read_text
-from solver.stats import wilson as _wilson
+from solver.tools.stats import wilson as _wilson
 
 RESULTS_GLOB = "results*.jsonl"
 

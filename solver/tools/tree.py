@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from solver.inputs import MAX_TRACE_FILE, read_text
-from solver.truth import JUDGED_CUTS, is_false_prune
+from solver.tools.truth import JUDGED_CUTS, is_false_prune
 
 # What finally happened to a node, from the search's point of view.
 FATES: dict[str, str] = {
@@ -35,7 +35,7 @@ FATES: dict[str, str] = {
     "rejected": "rejected by the exact checker",
     "unexplored": "generated, but the search ended before deciding",
 }
-# Fates where the evaluator's judgement removed a state from the search (solver/truth.py holds the
+# Fates where the evaluator's judgement removed a state from the search (solver/tools/truth.py holds the
 # one definition of a false prune, shared with tot audit).
 PRUNED_FATES = JUDGED_CUTS
 

@@ -21,15 +21,16 @@ from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
-from solver.plugins import TaskPlugin, load_plugins
 from solver.run import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, Settings, make_client, solve
+from solver.tools.plugins import TaskPlugin, load_plugins
 from solver.trace import Trace
 from verifiers.report import AnswerReport
 
 # Further subcommands (bench, audit, show, ...) live in their own modules. Each module defines
 # ``add_parser(subparsers, plugins)`` and ``run(args, plugins) -> int`` (sync or async) and is
 # listed here by import path.
-COMMAND_MODULES: tuple[str, ...] = ("solver.show", "solver.audit", "solver.bench", "solver.models")
+COMMAND_MODULES: tuple[str, ...] = ("solver.tools.show", "solver.tools.audit", "solver.tools.bench",
+                                   "solver.tools.models")
 
 
 class UsageError(Exception):
@@ -215,7 +216,7 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
         task.root(puzzle)  # bad input fails here, before a model is loaded
     client = make_client(s)
     trace = Trace(args.trace)
-    from solver.progress import RunProgress
+    from solver.tools.progress import RunProgress
 
     progress = RunProgress(len(puzzles), f"{task.name} solve", quiet=args.json or len(puzzles) < 2,
                            transient=True)
@@ -259,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "verify" and args.verify_trace is not None:
             if args.task is not None:
                 raise UsageError("give either --trace RUN.jsonl or a task to verify an answer, not both")
-            from solver.verify_trace import verify_trace
+            from solver.tools.verify_trace import verify_trace
 
             code, line = verify_trace(args.verify_trace, plugins)
             print(line, file=sys.stderr if code == 2 else sys.stdout)
