@@ -7,6 +7,8 @@ from typing import Iterable, Sequence
 
 from lexicon.lexicon import Lexicon
 
+__all__ = ["Coverage", "coverage"]
+
 
 @dataclass(frozen=True, slots=True)
 class Coverage:

@@ -10,6 +10,8 @@ from typing import Iterable, Sequence
 from lexicon import sources as src
 from lexicon.pattern import PatternIndex, parse_pattern
 
+__all__ = ["ALL_SOURCES", "Lexicon", "SOURCE_BITS", "build_lexicon", "default_lexicon"]
+
 # Bit of each source in a word's source mask. "user" covers word lists given at build time.
 SOURCE_BITS: dict[str, int] = {"wordfreq": 1, "english-words": 2, "system": 4, "user": 8}
 ALL_SOURCES: tuple[str, ...] = tuple(SOURCE_BITS)

@@ -12,6 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
+__all__ = ["PatternIndex", "WILDCARDS", "parse_pattern"]
+
 WILDCARDS = frozenset("?_.")
 
 

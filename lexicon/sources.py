@@ -13,6 +13,9 @@ from typing import Iterable
 
 from solver.inputs import MAX_DATA_FILE, read_bytes
 
+__all__ = ["ENGLISH_WORDS_LISTS", "SYSTEM_DICT_FILES", "WORDFREQ_LIST", "english_words", "normalize",
+           "read_word_file", "system_dict_files", "system_words", "wordfreq_zipf"]
+
 # Files installed by Debian's wamerican-insane and wbritish-insane (and the small default list).
 SYSTEM_DICT_FILES: tuple[str, ...] = (
     "/usr/share/dict/american-english-insane",

@@ -18,6 +18,10 @@ from typing import Callable, Iterable, Literal
 from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid
 
+__all__ = ["MAX_ANSWER_CHARS", "MAX_NUMBER_CHARS", "MAX_PAREN_DEPTH", "Policy", "RULES_24", "Step",
+           "apply_op", "can_reach", "can_reach_exhaustive", "check_step", "format_number", "legal_steps",
+           "parse_number", "parse_step", "report_answer", "verify_answer"]
+
 Policy = Literal["reject", "repair"]
 MAX_NUMBER_CHARS = 24
 MAX_ANSWER_CHARS = 300

@@ -13,6 +13,10 @@ import numpy as np
 from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid
 
+__all__ = ["BLOCK", "BoardScore", "Crossing", "EMPTY", "FILL_LEVELS", "FillLevel", "Fillability", "Grid",
+           "LAYOUT_5X5", "Layout", "Slot", "WordIndex", "check_word", "consistent", "fillability",
+           "parse_answer", "parse_board", "report_grid", "report_rules", "score_board"]
+
 EMPTY = "_"
 BLOCK = "#"
 _WORD_RE = re.compile(r"[A-Z]+")

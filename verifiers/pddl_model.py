@@ -20,6 +20,9 @@ from fast_downward.translate import pddl as fd
 from fast_downward.translate.pddl_parser import lisp_parser, parsing_functions
 from fast_downward.translate.pddl_parser.parse_error import ParseError
 
+__all__ = ["Atom", "Literal", "MAX_NESTING", "MAX_PDDL_CHARS", "Problem", "Schema", "atom_text",
+           "parse_problem"]
+
 MAX_PDDL_CHARS = 1_000_000
 MAX_NESTING = 64
 

@@ -22,6 +22,8 @@ from pyperplan.task import Operator, Task
 from verifiers.pddl_model import Atom, Problem, Schema, atom_text
 from verifiers.planning import GroundAction, State
 
+__all__ = ["Grounded", "MAX_GROUND_ACTIONS", "Mode", "PlanSearch", "applicable_actions", "ground", "plan"]
+
 Mode = Literal["optimal", "satisficing"]
 MAX_GROUND_ACTIONS = 200_000
 

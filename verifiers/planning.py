@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from verifiers.pddl_model import Atom, Literal, Problem, Schema, atom_text
 from verifiers.report import AnswerReport, Check
 
+__all__ = ["GroundAction", "MAX_PLAN_CHARS", "MAX_PLAN_STEPS", "PlanResult", "State", "apply", "binding",
+           "failed_precondition", "goal_holds", "parse_action", "parse_plan", "report_plan", "simulate",
+           "unmet_goals"]
+
 State = frozenset[Atom]
 MAX_PLAN_CHARS = 200_000
 MAX_PLAN_STEPS = 10_000

@@ -8,6 +8,8 @@ from typing import Any
 
 from verifiers.verdict import Invalid
 
+__all__ = ["AnswerReport", "Check", "as_invalid"]
+
 
 @dataclass(frozen=True, slots=True)
 class Check:

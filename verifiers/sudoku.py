@@ -20,6 +20,10 @@ from typing import Iterator
 from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
+__all__ = ["BLANKS", "BOX_SHAPES", "Board", "MAX_SIZE", "blanks", "box_shape", "check_step", "completable",
+           "completable_csp", "count_solutions", "format_board", "parse_board", "report_solution",
+           "rule_break", "rules_text", "solutions", "uses_boxes", "verify_solution"]
+
 Board = tuple[tuple[int, ...], ...]
 
 MAX_SIZE = 9

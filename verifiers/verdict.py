@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar, Union
 
+__all__ = ["Invalid", "Solved", "Valid", "Verdict", "is_accepted"]
+
 S = TypeVar("S")
 
 

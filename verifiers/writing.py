@@ -45,6 +45,11 @@ from dataclasses import dataclass
 
 from verifiers.report import AnswerReport, Check
 
+__all__ = ["ALL_RELAXED", "MAX_INPUT_CHARS", "MAX_PASSAGE_CHARS", "N_SENTENCES", "PassageProblem",
+           "RELAXATIONS", "RULES", "Relax", "STRICT", "check_passage", "comparable", "ending_problem",
+           "normalise", "paragraphs", "parse_relax", "report_passage", "rules_text", "split_sentences",
+           "what_changed"]
+
 N_SENTENCES = 4
 
 _QUOTES = str.maketrans({
