@@ -23,8 +23,8 @@ from tasks.sudoku.task import Sudoku
 from tests import references as ref
 from tests.fakes import ScriptedBackend
 from tests.profiles import examples
-from verifiers.sudoku import format_board
 from verifiers.report import AnswerReport, Check
+from verifiers.sudoku import format_board
 from verifiers.verdict import Invalid, Solved, Valid
 
 

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from solver.capabilities import LegalMoves
 from solver.budget import Usage
+from solver.capabilities import LegalMoves
 from solver.evaluators import Vote, make_evaluator
 from solver.generators import Sample, make_generator
 from solver.lm.client import LMClient
