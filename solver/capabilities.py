@@ -18,6 +18,14 @@ from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
 from solver.task import Restorable, Task, Thought
 from verifiers.verdict import Verdict
 
+__all__ = [
+    "CAPABILITIES", "CORE", "AnswerKey", "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
+    "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "MissingCapability", "Needs",
+    "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
+    "SoftScore", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing", "missing_message",
+    "needs_of", "no_model", "require", "require_core", "require_model", "require_parts", "task_options",
+]
+
 
 class MissingCapability(ValueError):
     """A generator, evaluator, search or command needs a part the task (or the run) lacks. The
@@ -314,7 +322,7 @@ def require_parts(task: object, generator: object | None, evaluator: object | No
     True/False) for those that need one. Raises MissingCapability for the first gap found: the
     core, then the generator's before the evaluator's, task capabilities before the model."""
     require_core(task)
-    parts = [(f"{kind} `{user_name(p)}`", needs_of(p))
+    parts = [(f"{kind} `{_user_name(p)}`", needs_of(p))
              for kind, p in (("generator", generator), ("evaluator", evaluator)) if p is not None]
     for user, needs in parts:
         for part in needs.parts:
@@ -324,7 +332,7 @@ def require_parts(task: object, generator: object | None, evaluator: object | No
             require_model(user, model)
 
 
-def user_name(part: object) -> str:
+def _user_name(part: object) -> str:
     """A generator's or evaluator's ``name`` (the Generator and Evaluator protocols have one)."""
     name = getattr(part, "name", None)
     return name if isinstance(name, str) else type(part).__name__
