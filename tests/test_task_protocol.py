@@ -352,3 +352,22 @@ def test_the_declared_model_need_agrees_with_what_the_cli_loads() -> None:
         for e in EVALUATORS:
             declared = cap.needs_of(make_generator(g)).model or cap.needs_of(make_evaluator(e)).model
             assert needs_model(Settings(generator=g, evaluator=e)) == declared, (g, e)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["writing", "Ab. Cd. Ef. Gh.", "--methods", "tot-bfs:enumerate:prior"],
+     "generator `enumerate` needs a task with legal-move enumeration "
+     "(LegalMoves: legal_thoughts(state) -> thoughts); Writing has none"),
+    (["sudoku", "1***|**1*|*1**|***1", "--methods", "refine"],
+     "baseline `refine` needs a task with baseline prompts and an answer parser "
+     "(BaselinePrompts: io_prompt, cot_prompt, parse_answer); Sudoku has none"),
+    (["sudoku", "1***|**1*|*1**|***1", "--no-gate", "--methods", "tot-bfs:enumerate:oracle"],
+     "method `tot-bfs:enumerate:oracle:no-gate` (no gate) needs a task with an unchecked mode "
+     "(Unchecked: apply_unchecked(state, thought)); Sudoku has none"),
+])
+def test_tot_bench_names_what_a_method_needs_before_it_writes_anything(
+        argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench"
+    assert cli.main(["bench", *argv, "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"tot: error: {message}\n"
+    assert not out.exists()
