@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from solver.budget import BudgetExhausted, Usage
+from solver.capabilities import LegalMoves
 from solver.evaluators import Evaluator
 from solver.generators import Generator
 from solver.lm.client import LMClient
@@ -70,8 +71,9 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
                 trace.emit("cut", node=child.id, why="duplicate")
                 continue
             if child.depth >= max_depth:
-                # A leaf with no legal step beyond the limit loses nothing by being cut.
-                depth_cut = depth_cut or bool(task.legal_thoughts(child.state))
+                # A leaf with no legal step beyond the limit loses nothing by being cut (a task
+                # that cannot enumerate its steps might lose something: count it as a cut).
+                depth_cut = depth_cut or not isinstance(task, LegalMoves) or bool(task.legal_thoughts(child.state))
                 trace.emit("cut", node=child.id, why="depth")
                 continue
             trace.emit("keep", node=child.id, score=child.score, deferred=child in deferred or None)

@@ -9,8 +9,9 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, ClassVar, Protocol, Sequence
 
+from solver.capabilities import HasOracle, Needs, ValuePrompts, VotePrompt, missing, no_model
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
 from solver.node import Node
@@ -18,6 +19,9 @@ from solver.task import Task, ValueScale
 
 
 class Evaluator(Protocol):
+    """Scores nodes. Built-in evaluators also declare ``needs`` (the task capabilities they call
+    and whether they need a model; ``solver.capabilities``)."""
+
     name: str
     prune_below: float
 
@@ -36,8 +40,9 @@ class Value:
     chat: bool = False
     name: str = "value"
     prune_below: float = 1.0
+    needs: ClassVar[Needs] = Needs((ValuePrompts,), model=True)
 
-    async def _one(self, task: Task[Any], node: Node[Any], client: LMClient) -> tuple[float, Any]:
+    async def _one(self, task: ValuePrompts, node: Node[Any], client: LMClient) -> tuple[float, Any]:
         p = self.params
         params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
                            seed=p.seed, chat=self.chat)
@@ -48,8 +53,11 @@ class Value:
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
                        client: LMClient | None) -> list[tuple[float, Any]]:
-        assert client is not None, "value needs a model"
-        return list(await client.gather(*(self._one(task, nd, client) for nd in nodes)))
+        if not isinstance(prompts := task, ValuePrompts):
+            raise missing(task, ValuePrompts, f"evaluator `{self.name}`")
+        if client is None:
+            raise no_model(f"evaluator `{self.name}`")
+        return list(await client.gather(*(self._one(prompts, nd, client) for nd in nodes)))
 
 
 @dataclass(slots=True)
@@ -61,8 +69,9 @@ class Likelihood:
     chat: bool = False
     name: str = "likelihood"
     prune_below: float = 1.0
+    needs: ClassVar[Needs] = Needs((ValuePrompts,), model=True)
 
-    async def _one(self, task: Task[Any], node: Node[Any], client: LMClient) -> tuple[float, Any]:
+    async def _one(self, task: ValuePrompts, node: Node[Any], client: LMClient) -> tuple[float, Any]:
         labels = list(self.scale.labels)
         lps = await client.score(task.value_prompt(node.state, self.chat), [" " + lab for lab in labels], "value")
         if lps is None:
@@ -76,8 +85,11 @@ class Likelihood:
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
                        client: LMClient | None) -> list[tuple[float, Any]]:
-        assert client is not None, "likelihood needs a model"
-        return list(await client.gather(*(self._one(task, nd, client) for nd in nodes)))
+        if not isinstance(prompts := task, ValuePrompts):
+            raise missing(task, ValuePrompts, f"evaluator `{self.name}`")
+        if client is None:
+            raise no_model(f"evaluator `{self.name}`")
+        return list(await client.gather(*(self._one(prompts, nd, client) for nd in nodes)))
 
 
 # re.ASCII: \d would also match other scripts' digits, which int() then reads.
@@ -102,14 +114,18 @@ class Vote:
     chat: bool = False
     name: str = "vote"
     prune_below: float = -math.inf
+    needs: ClassVar[Needs] = Needs((VotePrompt,), model=True)
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
                        client: LMClient | None) -> list[tuple[float, Any]]:
-        assert client is not None, "vote needs a model"
+        if not isinstance(prompt := task, VotePrompt):
+            raise missing(task, VotePrompt, f"evaluator `{self.name}`")
+        if client is None:
+            raise no_model(f"evaluator `{self.name}`")
         p = self.params
         params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
                            seed=p.seed, chat=self.chat)
-        texts = await client.complete(task.vote_prompt([nd.state for nd in nodes], self.chat), params, "vote")
+        texts = await client.complete(prompt.vote_prompt([nd.state for nd in nodes], self.chat), params, "vote")
         votes = [0] * len(nodes)
         for t in texts:
             # The prompt may end with "The best choice is", so the answer can be a bare number.
@@ -125,6 +141,7 @@ class Prior:
 
     name: str = "prior"
     prune_below: float = -math.inf
+    needs: ClassVar[Needs] = Needs()
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
                        client: LMClient | None) -> list[tuple[float, Any]]:
@@ -137,10 +154,14 @@ class Oracle:
 
     name: str = "oracle"
     prune_below: float = 0.5
+    needs: ClassVar[Needs] = Needs((HasOracle,))
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
                        client: LMClient | None) -> list[tuple[float, Any]]:
-        return [(1.0 if task.oracle(nd.state) else 0.0, None) for nd in nodes]
+        if not isinstance(exact := task, HasOracle):
+            raise missing(task, HasOracle, f"evaluator `{self.name}`")
+        oracle = exact.oracle
+        return [(1.0 if oracle(nd.state) else 0.0, None) for nd in nodes]
 
 
 @dataclass(slots=True)
@@ -151,6 +172,7 @@ class RandomOrder:
     seed: int = 0
     name: str = "random"
     prune_below: float = -math.inf
+    needs: ClassVar[Needs] = Needs()
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
                        client: LMClient | None) -> list[tuple[float, Any]]:

@@ -5,14 +5,18 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
+from solver.capabilities import ChoicePrompt, LegalMoves, Needs, ProposePrompts, SamplePrompts, missing, no_model
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
 from solver.task import Task, Thought
 
 
 class Generator(Protocol):
+    """Turns a state into candidate thoughts. Built-in generators also declare ``needs`` (the
+    task capabilities they call and whether they need a model; ``solver.capabilities``)."""
+
     name: str
 
     async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
@@ -26,13 +30,17 @@ class Propose:
     params: GenParams = field(default_factory=lambda: GenParams(n=1, temperature=0.7, max_tokens=160))
     chat: bool = False
     name: str = "propose"
+    needs: ClassVar[Needs] = Needs((ProposePrompts,), model=True)
 
     async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
-        assert client is not None, "propose needs a model"
-        texts = await client.complete(task.propose_prompt(state, self.chat), self.params, "propose")
+        if not isinstance(prompts := task, ProposePrompts):
+            raise missing(task, ProposePrompts, f"generator `{self.name}`")
+        if client is None:
+            raise no_model(f"generator `{self.name}`")
+        texts = await client.complete(prompts.propose_prompt(state, self.chat), self.params, "propose")
         out: list[Thought] = []
         for text in texts:
-            out.extend(task.parse_proposals(state, text))
+            out.extend(prompts.parse_proposals(state, text))
         return out
 
 
@@ -44,17 +52,21 @@ class Sample:
     params: GenParams = field(default_factory=lambda: GenParams(temperature=0.7, max_tokens=48))
     chat: bool = False
     name: str = "sample"
+    needs: ClassVar[Needs] = Needs((SamplePrompts,), model=True)
 
     async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
-        assert client is not None, "sample needs a model"
+        if not isinstance(prompts := task, SamplePrompts):
+            raise missing(task, SamplePrompts, f"generator `{self.name}`")
+        if client is None:
+            raise no_model(f"generator `{self.name}`")
         params = GenParams(n=self.k, temperature=self.params.temperature,
                            max_tokens=self.params.max_tokens, stop=self.params.stop,
                            seed=self.params.seed, chat=self.chat)
-        texts = await client.complete(task.sample_prompt(state, self.chat), params, "sample")
-        return first_thoughts(task, state, texts)
+        texts = await client.complete(prompts.sample_prompt(state, self.chat), params, "sample")
+        return first_thoughts(prompts, state, texts)
 
 
-def first_thoughts(task: Task[Any], state: Any, texts: list[str]) -> list[Thought]:
+def first_thoughts(task: SamplePrompts | ProposePrompts, state: Any, texts: list[str]) -> list[Thought]:
     """One thought per sampled text: the first the task's parser finds in it (none if it finds none)."""
     out: list[Thought] = []
     for text in texts:
@@ -75,11 +87,20 @@ class EnumerateRank:
     name: str = "enumerate-rank"
     exhaustive: bool = True  # every legal thought, so a search that tries them all is complete
 
+    @property
+    def needs(self) -> Needs:
+        """Ranked: legal moves, the propose prompt and a model; unranked: legal moves only."""
+        return Needs((LegalMoves, ProposePrompts), model=True) if self.rank else Needs((LegalMoves,))
+
     async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
-        thoughts = list(task.legal_thoughts(state))
+        if not isinstance(moves := task, LegalMoves):
+            raise missing(task, LegalMoves, f"generator `{self.name}`")
+        thoughts = list(moves.legal_thoughts(state))
         if not self.rank or not thoughts or client is None:
             return thoughts
-        prompt = task.propose_prompt(state, self.chat)
+        if not isinstance(prompts := task, ProposePrompts):
+            raise missing(task, ProposePrompts, f"generator `{self.name}`")
+        prompt = prompts.propose_prompt(state, self.chat)
         scores = await client.score(prompt, [t.text + "\n" for t in thoughts], "rank")
         if scores is None:
             return thoughts
@@ -102,11 +123,16 @@ class EnumerateChoice:
     chat: bool = False
     name: str = "enumerate-choice"
     exhaustive: bool = True
+    needs: ClassVar[Needs] = Needs((LegalMoves, ChoicePrompt), model=True)
 
     async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
-        thoughts = list(task.legal_thoughts(state))
-        make_prompt = getattr(task, "choice_prompt", None)
-        if not thoughts or client is None or make_prompt is None:
+        if not isinstance(moves := task, LegalMoves):
+            raise missing(task, LegalMoves, f"generator `{self.name}`")
+        if not isinstance(chooser := task, ChoicePrompt):
+            raise missing(task, ChoicePrompt, f"generator `{self.name}`")
+        thoughts = list(moves.legal_thoughts(state))
+        make_prompt = chooser.choice_prompt
+        if not thoughts or client is None:
             return thoughts
         p = self.params
         params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from solver.budget import Budget, Usage
+from solver.capabilities import OwnEvaluators, OwnGenerators, TunesParts, require_parts, task_options
 from solver.complete import complete_dfs
-from solver.evaluators import make_evaluator
-from solver.generators import make_generator
+from solver.evaluators import Evaluator, make_evaluator
+from solver.generators import Generator, make_generator
 from solver.lm.base import Backend
 from solver.lm.cache import Cache, CacheMode
 from solver.lm.client import LMClient
 from solver.search import SearchResult, bfs, dfs
-from solver.task import task_options
 from solver.trace import Trace
 
 # Measured with the embedded model on Game of 24 (README, "Which generator and evaluator"): the
@@ -93,6 +93,27 @@ def make_client(s: Settings, backend: Backend | None = None) -> LMClient | None:
     return LMClient(backend, usage, cache, s.cache_mode if cache is not None else "off", s.concurrency)
 
 
+def make_parts(task: Any, s: Settings) -> tuple[Generator, Evaluator]:
+    """The generator and evaluator ``s`` names: the task's own where it has one of that name
+    (OwnGenerators, OwnEvaluators), else the core's; then the task's tuning (TunesParts)."""
+    gen = (task.make_generator(s.generator, s) if isinstance(task, OwnGenerators) else None) or make_generator(
+        s.generator, k=s.k, temperature=s.temperature, seed=s.seed, chat=s.chat)
+    ev = (task.make_evaluator(s.evaluator, s) if isinstance(task, OwnEvaluators) else None) or make_evaluator(
+        s.evaluator, n=s.n_evaluate, seed=s.seed, chat=s.chat)
+    if isinstance(task, TunesParts):
+        gen, ev = task.tune(gen, ev)
+    return gen, ev
+
+
+def check_settings(task: Any, s: Settings) -> None:
+    """Before a model is loaded: MissingCapability (one line) when the generator or evaluator
+    ``s`` names needs a capability ``task`` lacks, or a model ``s`` would not load."""
+    gen, ev = make_parts(task, s)
+    # Long (2023)'s controller uses the evaluator only when it is the exact oracle (see solve).
+    require_parts(task, gen, ev if s.method != "long" or s.evaluator == "oracle" else None,
+                  model=needs_model(s))
+
+
 async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
                 trace: Trace | None = None) -> SearchResult:
     """One puzzle with fresh usage counters (the client and its cache are shared)."""
@@ -100,14 +121,8 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     usage.prices.update(s.prices)
     if client is not None:
         client.usage = usage
-    own_gen = getattr(task, "make_generator", None)  # optional: a task's own generator names (writing)
-    gen = (own_gen(s.generator, s) if own_gen is not None else None) or make_generator(
-        s.generator, k=s.k, temperature=s.temperature, seed=s.seed, chat=s.chat)
-    own_ev = getattr(task, "make_evaluator", None)  # optional: a task's own evaluator names (crosswords)
-    ev = (own_ev(s.evaluator, s) if own_ev is not None else None) or make_evaluator(
-        s.evaluator, n=s.n_evaluate, seed=s.seed, chat=s.chat)
-    if hasattr(task, "tune"):  # optional: a task with long thoughts (writing) sets lengths and stops
-        gen, ev = task.tune(gen, ev)
+    gen, ev = make_parts(task, s)
+    require_parts(task, gen, ev if s.method != "long" or s.evaluator == "oracle" else None, model=client)
     trace = trace or Trace()
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=s.method,
                model=client.backend.name if client else None, generator=s.generator,

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from solver.budget import BudgetExhausted, Usage
+from solver.capabilities import MissingCapability, Unchecked, missing_message, require_parts
 from solver.evaluators import Evaluator
 from solver.generators import Generator
 from solver.lm.client import LMClient, gather_all
 from solver.node import Node, NodeFactory
-from solver.task import Task, Thought, report_of
+from solver.task import Task, Thought
 from solver.trace import Trace
 from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid, Solved, Valid
@@ -68,8 +69,9 @@ class _Run:
 
     def __init__(self, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
                  client: LMClient | None, trace: Trace, usage: Usage, gate: bool = True) -> None:
-        if not gate and not callable(getattr(task, "apply_unchecked", None)):
-            raise ValueError(f"task {task.name!r} has no unchecked mode (apply_unchecked); it needs the gate")
+        require_parts(task, generator, evaluator, model=client)  # one line naming what is missing
+        if not gate and not isinstance(task, Unchecked):
+            raise MissingCapability(missing_message(task, Unchecked, "a search without the gate (gate=False)"))
         self.task, self.puzzle, self.gate = task, puzzle, gate
         self.generator, self.evaluator, self.client = generator, evaluator, client
         self.trace, self.usage = trace, usage
@@ -105,10 +107,11 @@ class _Run:
             self.proposed += 1
             verdict = self.task.check(node.state, th)
             gate_reason = None
-            if isinstance(verdict, Invalid) and not self.gate:
-                # Gate off (the paper's behaviour): trust the model's own account of the next
-                # state; only the final answer check stands between it and the user.
-                loose = self.task.apply_unchecked(node.state, th)  # type: ignore[attr-defined]
+            if isinstance(verdict, Invalid) and not self.gate and isinstance(self.task, Unchecked):
+                # Gate off (the paper's behaviour; the task is Unchecked, see __init__): trust the
+                # model's own account of the next state; only the final answer check stands
+                # between it and the user.
+                loose = self.task.apply_unchecked(node.state, th)
                 if not isinstance(loose, Invalid):
                     gate_reason, verdict = verdict.reason, loose
             if isinstance(verdict, Invalid):
@@ -162,7 +165,7 @@ class _Run:
         is refused (None; search goes on). Otherwise it is returned, and its report says whether it
         is verified (a crossword without an answer key is returned, never verified)."""
         answer = self.task.answer(node.state)
-        report = report_of(self.task, self.puzzle, answer)
+        report = self.task.report_answer(self.puzzle, answer)
         problem = self.task.verify_answer(self.puzzle, answer)
         if problem is not None:
             self.trace.emit("answer", node=node.id, answer=answer, verified=False, accepted=False,

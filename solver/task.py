@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import Hashable, Protocol, TypeVar, runtime_checkable
 
-from verifiers.report import AnswerReport, Check
+from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid, Verdict
 
 S = TypeVar("S", bound=Hashable)
@@ -33,7 +33,14 @@ class ValueScale:
 
 @runtime_checkable
 class Task(Protocol[S]):
-    """A puzzle family. States are frozen and hashable; a step never mutates a state."""
+    """The required core of a puzzle family: parse the puzzle, the exact check of a step, the
+    answer of a solved state and its re-verification, and a short description of a state.
+
+    States are frozen and hashable; a step never mutates a state. Everything else a generator,
+    evaluator or command may call is an optional capability, each a protocol of its own in
+    ``solver.capabilities`` (legal moves, prompts and parsers, an exact oracle, restore from a
+    trace, ...); a run that needs one the task lacks fails at its start with one line naming it.
+    docs/task-protocol.md has the list and a minimal task."""
 
     name: str
     max_depth: int
@@ -46,30 +53,6 @@ class Task(Protocol[S]):
 
     def check(self, state: S, thought: Thought) -> Verdict[S]:
         """The exact gate: Invalid(reason), Valid(next) or Solved(next). Never calls a model."""
-
-    def legal_thoughts(self, state: S) -> Sequence[Thought]:
-        """Every legal next thought (for enumerate-and-rank); may be empty if unsupported."""
-
-    def propose_prompt(self, state: S, chat: bool) -> str:
-        """Prompt asking for several next thoughts, one per line."""
-
-    def parse_proposals(self, state: S, text: str) -> list[Thought]:
-        """Split model text into candidate thoughts (unchecked). Never evaluates text."""
-
-    def sample_prompt(self, state: S, chat: bool) -> str:
-        """Prompt asking for exactly one next thought."""
-
-    def value_prompt(self, state: S, chat: bool) -> str:
-        """Prompt asking whether the state can still be solved (sure/likely/impossible)."""
-
-    def parse_value(self, text: str) -> str | None:
-        """The value label in a model answer, or None."""
-
-    def vote_prompt(self, states: Sequence[S], chat: bool) -> str:
-        """Prompt asking which of the numbered states is most promising."""
-
-    def oracle(self, state: S) -> bool:
-        """Exact ground truth: can this state still be completed to a solution?"""
 
     def answer(self, state: S) -> str:
         """The answer text of a solved state."""
@@ -86,9 +69,6 @@ class Task(Protocol[S]):
 
     def describe(self, state: S) -> str:
         """Short human text of a state, for traces (``tot verify --trace`` compares it)."""
-
-    # Optional: ``options() -> dict`` (what rebuilds the task, e.g. {"rules": "standard"}), recorded in
-    # each run's ``start`` event; the plugin's ``task_from_options`` reads it back.
 
 
 S_co = TypeVar("S_co", bound=Hashable, covariant=True)
@@ -107,20 +87,3 @@ class Restorable(Protocol[S_co]):
 
     def restore(self, puzzle: str, description: str) -> S_co:
         """The state described by ``description`` (from ``describe``) within ``puzzle``."""
-
-
-def report_of(task: Task[Any], puzzle: str, answer: str) -> AnswerReport:
-    """The task's answer report; a task without ``report_answer`` gets one check from
-    ``verify_answer`` (so older plugins still run, with a coarser report)."""
-    own = getattr(task, "report_answer", None)
-    if callable(own):
-        return own(puzzle, answer)  # type: ignore[no-any-return]
-    problem = task.verify_answer(puzzle, answer)
-    return AnswerReport(f"{task.name}: the task's answer check",
-                        (Check("the answer check", problem is None, problem.reason if problem else ""),))
-
-
-def task_options(task: object) -> dict[str, Any]:
-    """What rebuilds ``task`` (its ``options()``, e.g. Sudoku's rule set), for trace headers."""
-    own = getattr(task, "options", None)
-    return dict(own()) if callable(own) else {}

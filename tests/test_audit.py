@@ -258,7 +258,9 @@ def test_a_task_without_restore_is_reported_plainly() -> None:
 
     events = [{"event": "start", "task": "plain", "puzzle": "p"}, {"event": "root", "node": 0, "state": "s"}]
     (g,) = audit([("t", events)], {"plain": Plugin()})["groups"]  # type: ignore[dict-item]
-    assert "no restore" in g["unsupported"] and "depths" not in g
+    assert g["unsupported"] == ("the audit needs a task with states restorable from a trace "
+                                "(Restorable: restore(puzzle, description)); NoRestore has none")
+    assert "depths" not in g
     assert "not auditable" in render({"groups": [g]})
     (h,) = audit([("t", [{**events[0], "task": "elsewhere"}, events[1]])], PLUGINS)["groups"]
     assert "no installed task" in h["unsupported"]

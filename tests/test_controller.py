@@ -23,6 +23,7 @@ from tasks.sudoku.task import Sudoku
 from tests import references as ref
 from tests.fakes import ScriptedBackend
 from tests.profiles import examples
+from verifiers.report import AnswerReport, Check
 from verifiers.sudoku import format_board
 from verifiers.verdict import Invalid, Solved, Valid
 
@@ -61,6 +62,9 @@ class CountUp:
 
     def verify_answer(self, puzzle: str, answer: str):
         return None if answer == str(self.target) else Invalid("wrong total")
+
+    def report_answer(self, puzzle: str, answer: str) -> AnswerReport:
+        return AnswerReport("count-up", (Check("the target total", answer == str(self.target)),))
 
     def describe(self, state: Total) -> str:
         return str(state.value)

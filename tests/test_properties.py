@@ -37,6 +37,7 @@ from tests import references as ref
 from tests.fakes import ScriptedBackend
 from tests.profiles import examples
 from tests.references import sym_reaches
+from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 # ---- a tiny generic task ----------------------------------------------------------------------
@@ -152,6 +153,11 @@ class ToyReach:
             if value > CAP:
                 return Invalid("above the cap")
         return None if value == target else Invalid(f"ends at {value}, not {target}")
+
+    def report_answer(self, puzzle: str, answer: str) -> AnswerReport:
+        problem = self.verify_answer(puzzle, answer)
+        return AnswerReport("toy: reach the target", (Check("reaches the target", problem is None,
+                                                            problem.reason if problem else ""),))
 
     def describe(self, state: ToyState) -> str:
         return str(state.value)

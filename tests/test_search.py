@@ -16,6 +16,7 @@ from solver.trace import Trace
 from tasks.game24 import Game24
 from tests import references as ref
 from tests.fakes import ScriptedBackend
+from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid
 
 GOOD = {  # a path to 24 from 4 9 10 13, then noise
@@ -217,6 +218,9 @@ class _Words:
     def root(self, puzzle):
         return ""
 
+    def depth(self, state):
+        return int(bool(state))
+
     def check(self, state, thought):
         from verifiers.verdict import Solved
 
@@ -230,6 +234,9 @@ class _Words:
 
     def verify_answer(self, puzzle, answer):
         return None if answer.isalpha() else Invalid("not a word")
+
+    def report_answer(self, puzzle, answer):
+        return AnswerReport("words", (Check("a word", answer.isalpha()),))
 
     def describe(self, state):
         return state

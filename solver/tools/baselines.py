@@ -1,21 +1,34 @@
 """The paper's baselines, task-agnostic: IO, CoT, CoT-SC (majority vote), iterative refinement
 with the exact checker's feedback, and best-of-k with an oracle pick.
 
-A task opts in by implementing ``BaselineTask`` (prompts and an answer parser) next to its
-``Task`` methods. Every method returns an answer only after the task's ``verify_answer`` accepted
-it, and counts the raw model answers that were invalid (unparseable or rejected) before that check.
+A task opts in by implementing ``BaselinePrompts`` (prompts and an answer parser;
+``solver.capabilities``) next to its ``Task`` methods, and ``RefinePrompt`` for ``refine``.
+Every method returns an answer only after the task's ``verify_answer`` accepted it, and counts
+the raw model answers that were invalid (unparseable or rejected) before that check.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
+from typing import Any, Hashable, Sequence
 
 from solver.budget import BudgetExhausted, Usage
+from solver.capabilities import (
+    AnswerKey,
+    BaselinePrompts,
+    BaselineStops,
+    ChainSteps,
+    HasOracle,
+    MissingCapability,
+    RefinePrompt,
+    missing_message,
+    no_model,
+    task_options,
+)
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
-from solver.task import Thought, report_of, task_options
+from solver.task import Thought
 from solver.trace import Trace
 from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid
@@ -23,24 +36,8 @@ from verifiers.verdict import Invalid
 BASELINES: tuple[str, ...] = ("io", "cot", "cot-sc", "refine", "io-best", "cot-best")
 
 
-@runtime_checkable
-class BaselineTask(Protocol):
-    """What a task provides for the baselines (optional: ``refine_prompt``, ``baseline_stop``,
-    ``answer_key`` for voting, ``chain_thoughts`` for failure analysis of a chain)."""
-
-    name: str
-
-    def io_prompt(self, puzzle: str, chat: bool) -> str:
-        """Few-shot prompt asking for the answer directly."""
-
-    def cot_prompt(self, puzzle: str, chat: bool) -> str:
-        """Few-shot prompt asking for intermediate steps, then the answer."""
-
-    def parse_answer(self, puzzle: str, text: str) -> str | None:
-        """The answer in a model output, unchecked; None when there is none. Never evaluates."""
-
-    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
-        """The exact answer check (None when valid)."""
+# What a task provides for the baselines; the name of before the capabilities were split out.
+BaselineTask = BaselinePrompts
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +71,24 @@ class BaselineResult:
                 "error": self.error, **self.usage.summary()}
 
 
+def baseline_needs(method: str) -> tuple[type, ...]:
+    """The task capabilities baseline ``method`` calls (each also calls a model)."""
+    return (BaselinePrompts, RefinePrompt) if method == "refine" else (BaselinePrompts,)
+
+
 def supports(task: Any, method: str) -> bool:
     """Whether ``task`` implements what ``method`` needs."""
-    if method not in BASELINES:
-        return False
-    if not isinstance(task, BaselineTask):
-        return False
-    return method != "refine" or callable(getattr(task, "refine_prompt", None))
+    return method in BASELINES and all(isinstance(task, part) for part in baseline_needs(method))
+
+
+def require_baseline(task: Any, method: str, client: object) -> None:
+    """MissingCapability (one line) when ``task`` lacks a capability ``method`` needs, or when
+    there is no model (``client`` None)."""
+    for part in baseline_needs(method):
+        if not isinstance(task, part):
+            raise MissingCapability(missing_message(task, part, f"baseline `{method}`"))
+    if client is None:
+        raise no_model(f"baseline `{method}`")
 
 
 def majority(answers: Sequence[str | None], key: Any = None) -> str | None:
@@ -109,7 +117,7 @@ class _Baseline:
         self.client.usage = usage
         self.raw = self.invalid = 0
         self.texts: list[str] = []
-        self.stop: tuple[str, ...] = tuple(getattr(task, "baseline_stop", ()))
+        self.stop: tuple[str, ...] = tuple(task.baseline_stop) if isinstance(task, BaselineStops) else ()
 
     def params(self, n: int, max_tokens: int) -> GenParams:
         return GenParams(n=n, temperature=self.cfg.temperature, max_tokens=max_tokens, stop=self.stop,
@@ -133,7 +141,7 @@ class _Baseline:
 
     def final(self, answer: str | None, stopped_by: str | None = None) -> BaselineResult:
         # The returned answer always passes the exact check, whichever method picked it.
-        report = report_of(self.task, self.puzzle, answer) if answer is not None else None
+        report = self.task.report_answer(self.puzzle, answer) if answer is not None else None
         verified = report is not None and report.verified
         out = answer if verified else None
         self.trace.emit("answer", answer=answer, verified=verified, accepted=verified,
@@ -149,8 +157,9 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
                        usage: Usage | None = None) -> BaselineResult:
     """Run one baseline on one puzzle with fresh usage counters (the client is shared)."""
     cfg = cfg or BaselineConfig()
-    if not supports(task, method):
-        raise ValueError(f"task {getattr(task, 'name', '?')!r} does not support the {method!r} baseline")
+    if method not in BASELINES:
+        raise ValueError(f"unknown baseline {method!r}; choose one of {', '.join(BASELINES)}")
+    require_baseline(task, method, client)
     if cfg.samples < 1 or cfg.rounds < 1:
         raise ValueError("samples and rounds must be at least 1")
     task.root(puzzle)  # bad input fails here with the task's own message
@@ -171,7 +180,7 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
         elif method == "cot-sc":
             texts = await b.ask(task.cot_prompt(puzzle, cfg.chat), cfg.samples, cfg.cot_tokens, method)
             answers = [b.read(t)[0] for t in texts]
-            chosen = majority(answers, getattr(task, "answer_key", None))
+            chosen = majority(answers, task.answer_key if isinstance(task, AnswerKey) else None)
         elif method in ("io-best", "cot-best"):
             # Oracle pick: the exact check is the oracle, so any valid sample is the answer.
             io = method == "io-best"
@@ -212,9 +221,9 @@ def chain_lost_at(task: Any, puzzle: str, text: str) -> int | None:
     """For a failed chain of thought: the 1-based step after which no solvable state was left
     (a step the checker rejects counts as losing it there); ``len(steps) + 1`` when every step
     kept a solvable state but the answer still failed; None when the task cannot tell."""
-    chain = getattr(task, "chain_thoughts", None)
-    oracle = getattr(task, "oracle", None)
-    if not callable(chain) or not callable(oracle):
+    chain = task.chain_thoughts if isinstance(task, ChainSteps) else None
+    oracle = task.oracle if isinstance(task, HasOracle) else None
+    if chain is None or oracle is None:
         return None
     state = task.root(puzzle)
     if not oracle(state):

@@ -20,15 +20,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from solver.budget import Usage
+from solver.capabilities import BaselineTokens, HasOracle, MissingCapability, Unchecked, missing_message
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
 from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
-from solver.run import DEFAULT_EVALUATOR, Settings, make_backend, needs_model, solve
+from solver.run import DEFAULT_EVALUATOR, Settings, check_settings, make_backend, needs_model, solve
 from solver.task import Thought
-from solver.tools.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
+from solver.tools.baselines import BASELINES, BaselineConfig, chain_lost_at, require_baseline, run_baseline
 from solver.tools.cli import UsageError, _add_search_args, settings_from
 from solver.tools.plugins import TaskPlugin
 from solver.tools.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
@@ -136,12 +137,11 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
             if ev is not None and ev not in known:
                 raise UsageError(f"unknown evaluator {ev!r} in {raw!r}; choose one of {', '.join(known)}")
             label = core if (core.endswith(NO_GATE) or not no_gate) else core + NO_GATE
-            if label.endswith(NO_GATE) and not callable(getattr(task, "apply_unchecked", None)):
-                raise UsageError(f"task {task.name!r} cannot run without the gate (no apply_unchecked)")
+            if label.endswith(NO_GATE) and not isinstance(task, Unchecked):
+                raise MissingCapability(missing_message(task, Unchecked, f"method `{label}` (no gate)"))
             label += at + at_gen
         elif raw in BASELINES:
-            if not supports(task, raw):
-                raise UsageError(f"task {task.name!r} does not implement the {raw!r} baseline")
+            require_baseline(task, raw, True)  # a baseline always loads a model
             label = raw
         else:
             raise UsageError(f"unknown method {raw!r}; choose from {', '.join(BASELINES + SEARCHES)}"
@@ -203,8 +203,8 @@ def tree_lost_at(task: Any, puzzle: str, events: list[dict[str, Any]]) -> int | 
     """For a failed search: 1 + the deepest depth at which it kept a state the exact oracle
     calls solvable (0 when the puzzle itself is not). States are rebuilt from the trace by
     replaying the deterministic checker, so search needs no hook for this."""
-    oracle = getattr(task, "oracle", None)
-    if not callable(oracle):
+    oracle = task.oracle if isinstance(task, HasOracle) else None
+    if oracle is None:
         return None
     states: dict[int, Any] = {}
     kept: list[int] = []
@@ -216,7 +216,7 @@ def tree_lost_at(task: Any, puzzle: str, events: list[dict[str, Any]]) -> int | 
         elif kind == "proposal" and "node" in ev and ev.get("parent") in states:
             parent = states[ev["parent"]]
             verdict = task.check(parent, Thought(ev["thought"]))
-            if isinstance(verdict, Invalid) and callable(getattr(task, "apply_unchecked", None)):
+            if isinstance(verdict, Invalid) and isinstance(task, Unchecked):
                 verdict = task.apply_unchecked(parent, Thought(ev["thought"]))
             if not isinstance(verdict, Invalid):
                 states[ev["node"]] = verdict.state
@@ -234,7 +234,8 @@ class _Runner:
         for name in ("samples", "refine_rounds"):
             if getattr(args, name) < 1:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
-        tokens = getattr(self.task, "baseline_tokens", {})  # writing: whole passages, not 48 tokens
+        # writing: whole passages, not 48 tokens
+        tokens = self.task.baseline_tokens if isinstance(self.task, BaselineTokens) else {}
         self.cfg = BaselineConfig(samples=args.samples, rounds=args.refine_rounds,
                                   temperature=self.settings.temperature, seed=self.settings.seed,
                                   chat=self.settings.chat)
@@ -331,6 +332,9 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     puzzles = plugin.puzzles(args)
     for _pid, puzzle in puzzles:
         task.root(puzzle)  # bad input fails here, before a model is loaded
+    for m in methods:  # and a capability the task lacks
+        if m not in BASELINES:
+            check_settings(task, search_settings(runner.settings, m))
     i, n = parse_shard(args.shard)
     puzzles = puzzles[i - 1::n]
     out = Path(args.out)

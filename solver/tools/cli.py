@@ -17,11 +17,12 @@ import sys
 from typing import Any, Sequence
 
 from solver.budget import Budget
+from solver.capabilities import HasOracle
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
-from solver.run import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, Settings, make_client, solve
+from solver.run import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, Settings, check_settings, make_client, solve
 from solver.tools.plugins import TaskPlugin, load_plugins
 from solver.trace import Trace
 from verifiers.report import AnswerReport
@@ -214,6 +215,7 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
     s = settings_from(args)
     for _pid, puzzle in puzzles:
         task.root(puzzle)  # bad input fails here, before a model is loaded
+    check_settings(task, s)  # and a capability the task lacks (one line, exit 2)
     client = make_client(s)
     trace = Trace(args.trace)
     from solver.tools.progress import RunProgress
@@ -227,9 +229,10 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
                 res = await solve(task, puzzle, s, client, trace)
                 progress.finished(res.summary())
             out = {"task": task.name, "id": pid, "puzzle": puzzle, **res.summary()}
-            if res.exhausted and callable(getattr(task, "oracle", None)):
+            oracle = task.oracle if isinstance(task, HasOracle) else None
+            if res.exhausted and oracle is not None:
                 try:  # the exact oracle's own verdict on the puzzle, beside the search's proof
-                    out["oracle_solvable"] = bool(task.oracle(task.root(puzzle)))
+                    out["oracle_solvable"] = bool(oracle(task.root(puzzle)))
                 except ValueError:
                     pass
             report = getattr(plugin, "report", None)  # optional: task fields and text (crosswords: the grid)

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from solver.budget import Usage
+from solver.capabilities import SoftScore, missing_message
 from solver.lm.client import LMClient
 from solver.tools.stats import Z95, wilson
 
@@ -57,8 +58,8 @@ class SoftScorer:
             raise UsageError("--score-samples must be 0 or more")
         self.task, self.seed = task, settings.seed
         model, url = getattr(args, "score_model", None), getattr(args, "score_base_url", None)
-        if self.n and not callable(getattr(task, "soft_score", None)):
-            raise UsageError(f"task {task.name!r} has no soft scorer; drop --score-samples")
+        if self.n and not isinstance(task, SoftScore):
+            raise UsageError(missing_message(task, SoftScore, "--score-samples") + "; drop --score-samples")
         if (model or url) and not self.n:
             raise UsageError("--score-model/--score-base-url need --score-samples N (N >= 1)")
         self.own = None
@@ -87,7 +88,7 @@ class SoftScorer:
         if not self.n:
             return
         text, passed = final_answer(row, events)
-        row["soft_score_name"] = getattr(self.task, "soft_score_name", "soft score")
+        row["soft_score_name"] = self.task.soft_score_name if isinstance(self.task, SoftScore) else "soft score"
         if text is None:
             row.update(soft_score=None, soft_scores=[], soft_scored=None)
             return

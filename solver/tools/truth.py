@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
-from solver.task import Restorable
+from solver.capabilities import HasOracle, Restorable, missing_message
 
 JUDGED_CUTS = frozenset({"pruned", "beam"})  # fates decided by the evaluator's judgement
 STRUCTURAL_CUTS = frozenset({"depth", "children"})
@@ -48,14 +48,16 @@ def task_for_run(plugin: Any, options: dict[str, Any]) -> Any:
 def make_oracle(task: Any) -> Oracle | str:
     """A memoised (puzzle, description) -> solvable judge, or the reason there is none."""
     if not isinstance(task, Restorable):
-        return f"task {task.name!r} has no restore(puzzle, description); its states cannot be rebuilt"
+        return missing_message(task, Restorable, "the audit")
+    if not isinstance(task, HasOracle):
+        return missing_message(task, HasOracle, "the audit")
     memo: dict[tuple[str, str], bool] = {}
-    full: Any = task  # a Task that is also Restorable
+    restore, oracle = task.restore, task.oracle
 
     def judge(puzzle: str, description: str) -> bool:
         key = (puzzle, description)
         if key not in memo:
-            memo[key] = bool(full.oracle(full.restore(puzzle, description)))
+            memo[key] = bool(oracle(restore(puzzle, description)))
         return memo[key]
 
     return judge

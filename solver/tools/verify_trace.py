@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from solver.task import Thought, report_of
+from solver.capabilities import Unchecked
+from solver.task import Thought
 from solver.trace import read_trace
 from verifiers.verdict import Invalid, Solved, Valid
 
@@ -136,7 +137,7 @@ def _check_run(events: list[dict[str, Any]], plugins: dict[str, Any], label: str
                     raise Malformed(f"{where}: 'answer' must be text or null")
                 if end_answer not in returned:
                     raise Mismatch(f"{where}: the run returns {end_answer[:60]!r}, which no answer event re-verified")
-                verified = report_of(task, puzzle, end_answer).verified
+                verified = task.report_answer(puzzle, end_answer).verified
                 if bool(ev.get("verified")) != verified:
                     raise Mismatch(f"{where}: the trace says verified={ev.get('verified')}, the answer check says "
                                    f"{verified}")
@@ -179,8 +180,7 @@ def _check_verdict(task: Any, ev: dict[str, Any], where: str, states: dict[int, 
     if kind == "unchecked":  # the gate was off (ablation): the gate must refuse it, as recorded
         if not isinstance(verdict, Invalid):
             raise Mismatch(f"{where}: recorded as let in past the gate, but the gate accepts {thought[:60]!r}")
-        apply = getattr(task, "apply_unchecked", None)
-        verdict = apply(states[parent], Thought(thought)) if callable(apply) else verdict
+        verdict = task.apply_unchecked(states[parent], Thought(thought)) if isinstance(task, Unchecked) else verdict
         if isinstance(verdict, Invalid):
             raise Mismatch(f"{where}: the unchecked step {thought[:60]!r} no longer applies: {verdict.reason}")
     elif isinstance(verdict, Invalid):
@@ -211,7 +211,7 @@ def _check_answer(task: Any, puzzle: str, ev: dict[str, Any], where: str, states
         own = task.answer(states[nid])
         if own != answer:
             raise Mismatch(f"{where}: node {nid}'s answer is {own[:60]!r}, the trace says {answer[:60]!r}")
-    report = report_of(task, puzzle, answer)
+    report = task.report_answer(puzzle, answer)
     if bool(ev.get("verified")) != report.verified:
         raise Mismatch(f"{where}: the trace says verified={bool(ev.get('verified'))}, the answer check says "
                        f"{report.verified}" + (f" ({report.reason})" if report.reason else ""))

@@ -6,8 +6,9 @@ as the paper's DFS orders by proposal confidence and uses the evaluator only to 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
+from solver.capabilities import Needs, no_model
 from solver.lm.client import LMClient
 from solver.node import Node
 from verifiers.crossword import Fillability, FillLevel, fillability
@@ -23,6 +24,7 @@ class ClueJudge:
 
     name: str = "clues"
     prune_below: float = 0.5
+    needs: ClassVar[Needs] = Needs(model=True)  # and a Crosswords task (its clue prompts)
 
     async def _judge(self, task: Any, node: Node[Any], client: LMClient) -> tuple[float, Any]:
         labels: dict[str, str] = {}
@@ -35,7 +37,8 @@ class ClueJudge:
 
     async def __call__(self, task: Any, nodes: Sequence[Node[Any]],
                        client: LMClient | None) -> list[tuple[float, Any]]:
-        assert client is not None, "the clues evaluator needs a model"
+        if client is None:
+            raise no_model(f"evaluator `{self.name}`")
         return [await self._judge(task, nd, client) for nd in nodes]
 
 
@@ -46,6 +49,7 @@ class Fillable:
     level: FillLevel = "arc"
     name: str = "fillable"
     prune_below: float = 0.5
+    needs: ClassVar[Needs] = Needs()  # a Crosswords task (its lexicon); no model
     # DFS meets the same board along different orders of the same words; judge each board once.
     _memo: dict[tuple[int, str], Fillability] = field(default_factory=dict, repr=False)
 

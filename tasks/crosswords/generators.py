@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from solver.capabilities import Needs
 from solver.lm.client import LMClient
 from solver.task import Thought
 from verifiers.crossword import EMPTY
@@ -21,6 +22,7 @@ class ClueRank:
 
     slots: int | None = None
     name: str = "enumerate-rank"
+    needs: ClassVar[Needs] = Needs()  # a Crosswords task (its lexicon); ranks with a model when there is one
 
     async def __call__(self, task: Any, state: Any, client: LMClient | None) -> list[Thought]:
         grid = state.grid

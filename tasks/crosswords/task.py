@@ -246,7 +246,7 @@ class Crosswords:
         own clue (the generic one would score every thought after one shared prompt)."""
         from tasks.crosswords.generators import ClueRank
 
-        if getattr(generator, "name", "") == "enumerate-rank":
+        if generator.name == "enumerate-rank":
             return ClueRank(), evaluator
         return generator, evaluator
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
+from solver.capabilities import Needs
 from solver.task import Thought
 from tasks.planning import prompts
 from tasks.planning.files import split_puzzle
@@ -174,6 +175,7 @@ class PlannerOracle:
 
     name: str = "oracle"
     prune_below: float = 0.5
+    needs: ClassVar[Needs] = Needs()  # a Planning task (its planner); no model
 
     async def __call__(self, task: Any, nodes: Sequence[Any], client: Any) -> list[tuple[float, Any]]:
         out: list[tuple[float, Any]] = []

@@ -35,8 +35,9 @@ import asyncio
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
+from solver.capabilities import Needs, no_model
 from solver.generators import first_thoughts
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
@@ -104,6 +105,7 @@ class Constrained:
     params: GenParams = field(default_factory=lambda: GenParams(temperature=0.7, max_tokens=LEAD_TOKENS))
     chat: bool = False
     name: str = "constrained"
+    needs: ClassVar[Needs] = Needs(model=True)  # and a Writing task
 
     def _params(self, n: int, max_tokens: int, stop: tuple[str, ...], seed_offset: int = 0) -> GenParams:
         seed = None if self.params.seed is None else self.params.seed + seed_offset
@@ -127,7 +129,8 @@ class Constrained:
         return "\n\n".join(done)
 
     async def __call__(self, task: Any, state: Any, client: LMClient | None) -> list[Thought]:
-        assert client is not None, "the constrained generator needs a model"
+        if client is None:
+            raise no_model(f"generator `{self.name}`")
         if task.decomposition == "paragraphs":
             if len(state.paragraphs) >= len(state.sentences):
                 return []

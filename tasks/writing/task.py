@@ -139,9 +139,6 @@ class Writing:
         nxt = dataclasses.replace(state, paragraphs=state.paragraphs + (text,))
         return Solved(nxt) if len(nxt.paragraphs) >= len(state.sentences) else Valid(nxt)
 
-    def legal_thoughts(self, state: WritingState) -> Sequence[Thought]:
-        return []  # passages cannot be enumerated
-
     def oracle(self, state: WritingState) -> bool:
         # Exact: every gated state can still be completed (the bare sentences are paragraphs).
         return True

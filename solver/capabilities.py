@@ -1,0 +1,344 @@
+"""The optional parts of a Task, each a named protocol, and the one check that a run has them.
+
+A task is the core ``solver.task.Task`` (parse, check, answer, re-verify, describe) plus any of
+the capabilities below. Search, generators, evaluators, baselines and the ``tot`` commands ask for
+a capability with ``isinstance(task, Capability)`` (never by probing attribute names), and a run
+that needs one the task lacks stops before it starts with ``MissingCapability``: one line naming
+who needs what, e.g. "evaluator `oracle` needs a task with an exact oracle (HasOracle:
+oracle(state) -> bool); MyTask has none". docs/task-protocol.md lists who needs which.
+
+States are typed ``Any`` here: a task's own state type fits every capability.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
+
+from solver.task import Restorable, Task, Thought
+from verifiers.verdict import Verdict
+
+__all__ = [
+    "CAPABILITIES", "CORE", "AnswerKey", "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
+    "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "MissingCapability", "Needs",
+    "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
+    "SoftScore", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing", "missing_message",
+    "needs_of", "no_model", "require", "require_core", "require_model", "require_parts", "task_options",
+]
+
+
+class MissingCapability(ValueError):
+    """A generator, evaluator, search or command needs a part the task (or the run) lacks. The
+    message is one line naming both; the CLI prints it as ``tot: error: ...`` and exits with 2."""
+
+
+# ---- the capabilities ------------------------------------------------------------------------
+
+@runtime_checkable
+class LegalMoves(Protocol):
+    """Every legal next thought of a state, exactly (the checker's own enumeration). Used by the
+    ``enumerate``, ``enumerate-rank`` and ``enumerate-choice`` generators; with them the complete
+    search (``tot-complete``) is a proof when it finds nothing. Also tells the complete search
+    whether a state at the depth limit could have gone on."""
+
+    def legal_thoughts(self, state: Any) -> Sequence[Thought]:
+        """Every legal next thought, each of which ``check`` accepts."""
+
+
+@runtime_checkable
+class ProposePrompts(Protocol):
+    """The ``propose`` generator's prompt (several next thoughts, one per line) and the parser of
+    its answer. ``enumerate-rank`` scores each legal thought after this prompt."""
+
+    def propose_prompt(self, state: Any, chat: bool) -> str:
+        """Prompt asking for several next thoughts, one per line."""
+
+    def parse_proposals(self, state: Any, text: str) -> list[Thought]:
+        """Split model text into candidate thoughts (unchecked). Never evaluates text."""
+
+
+@runtime_checkable
+class SamplePrompts(Protocol):
+    """The ``sample`` generator's prompt (exactly one next thought) and the parser of its answer
+    (the first thought it finds is taken)."""
+
+    def sample_prompt(self, state: Any, chat: bool) -> str:
+        """Prompt asking for exactly one next thought."""
+
+    def parse_proposals(self, state: Any, text: str) -> list[Thought]:
+        """Split model text into candidate thoughts (unchecked). Never evaluates text."""
+
+
+@runtime_checkable
+class ValuePrompts(Protocol):
+    """The ``value`` evaluator's prompt (can this state still be solved: sure/likely/impossible)
+    and the parser of the label. ``likelihood`` scores the labels after the same prompt."""
+
+    def value_prompt(self, state: Any, chat: bool) -> str:
+        """Prompt asking whether the state can still be solved (sure/likely/impossible)."""
+
+    def parse_value(self, text: str) -> str | None:
+        """The value label in a model answer, or None."""
+
+
+@runtime_checkable
+class VotePrompt(Protocol):
+    """The ``vote`` evaluator's prompt: which of the numbered states is most promising."""
+
+    def vote_prompt(self, states: Sequence[Any], chat: bool) -> str:
+        """Prompt asking which of the numbered states is most promising."""
+
+
+@runtime_checkable
+class ChoicePrompt(Protocol):
+    """The ``enumerate-choice`` generator's prompt: the legal thoughts listed, numbered; the
+    model answers with a number."""
+
+    def choice_prompt(self, state: Any, thoughts: Sequence[Thought], chat: bool) -> str:
+        """Prompt listing ``thoughts`` numbered from 1 and asking for the number of the best."""
+
+
+@runtime_checkable
+class HasOracle(Protocol):
+    """Exact ground truth for a state. Used by the ``oracle`` evaluator (ablations, upper
+    bounds), ``tot audit`` (false-prune rates), ``tot solve`` (the verdict beside a proof of no
+    solution) and failure analysis of baselines."""
+
+    def oracle(self, state: Any) -> bool:
+        """Can this state still be completed to a solution? Never calls a model."""
+
+
+@runtime_checkable
+class Unchecked(Protocol):
+    """The paper's unchecked behaviour, for the no-gate ablation (``gate=False``, bench's
+    ``-nogate`` methods, ``tot verify --trace`` of such runs): the next state as the model's
+    thought claims it, for a thought the gate refused."""
+
+    def apply_unchecked(self, state: Any, thought: Thought) -> Verdict[Any]:
+        """The state the thought claims (Valid/Solved), or Invalid when it cannot even be read."""
+
+
+@runtime_checkable
+class HasOptions(Protocol):
+    """What rebuilds the task (e.g. Sudoku's rule set), recorded in each trace's ``start`` event;
+    the plugin's ``task_from_options`` reads it back (``tot audit``, ``tot verify --trace``)."""
+
+    def options(self) -> dict[str, Any]:
+        """JSON-able settings of this task instance."""
+
+
+@runtime_checkable
+class OwnGenerators(Protocol):
+    """Generator names of the task's own (writing: ``constrained``), used by ``solver.run``."""
+
+    def make_generator(self, name: str, settings: Any) -> Any:
+        """The generator called ``name`` for these ``Settings``, or None for the core's."""
+
+
+@runtime_checkable
+class OwnEvaluators(Protocol):
+    """Evaluator names of the task's own (crosswords: ``clues``, ``fillable``; planning: its
+    ``oracle``), used by ``solver.run``."""
+
+    def make_evaluator(self, name: str, settings: Any) -> Any:
+        """The evaluator called ``name`` for these ``Settings``, or None for the core's."""
+
+
+@runtime_checkable
+class TunesParts(Protocol):
+    """Adjusts the chosen generator and evaluator to the task (lengths and stops of long
+    thoughts, a task's own ranking), used by ``solver.run`` after both are made."""
+
+    def tune(self, generator: Any, evaluator: Any) -> tuple[Any, Any]:
+        """The (generator, evaluator) to use instead; return them unchanged when nothing applies."""
+
+
+@runtime_checkable
+class BaselinePrompts(Protocol):
+    """The paper's baselines (``io``, ``cot``, ``cot-sc``, ``io-best``, ``cot-best``):
+    few-shot prompts and the parser of an answer. The answer is checked by the core's
+    ``verify_answer``."""
+
+    def io_prompt(self, puzzle: str, chat: bool) -> str:
+        """Few-shot prompt asking for the answer directly."""
+
+    def cot_prompt(self, puzzle: str, chat: bool) -> str:
+        """Few-shot prompt asking for intermediate steps, then the answer."""
+
+    def parse_answer(self, puzzle: str, text: str) -> str | None:
+        """The answer in a model output, unchecked; None when there is none. Never evaluates."""
+
+
+@runtime_checkable
+class RefinePrompt(Protocol):
+    """The ``refine`` baseline: a prompt with the previous attempt and the checker's reason."""
+
+    def refine_prompt(self, puzzle: str, attempt: str, feedback: str, chat: bool) -> str:
+        """Prompt for a new attempt after ``attempt`` failed with ``feedback``."""
+
+
+@runtime_checkable
+class BaselineStops(Protocol):
+    """Stop strings for the baselines' model calls (default: none)."""
+
+    baseline_stop: tuple[str, ...]
+
+
+@runtime_checkable
+class BaselineTokens(Protocol):
+    """Token limits per baseline (``{"io": 400, "cot": 500}``) for answers longer than the
+    defaults allow (writing: whole passages), used by ``tot bench``."""
+
+    baseline_tokens: dict[str, int]
+
+
+@runtime_checkable
+class AnswerKey(Protocol):
+    """What makes two answers the same vote in ``cot-sc`` (default: the text with its spaces
+    normalised)."""
+
+    def answer_key(self, answer: str) -> Hashable:
+        """The key under which ``answer`` is counted."""
+
+
+@runtime_checkable
+class ChainSteps(Protocol):
+    """The steps of a chain-of-thought answer as thoughts, so that failure analysis
+    (``chain_lost_at``, with ``HasOracle``) can say at which step a chain lost the solution."""
+
+    def chain_thoughts(self, puzzle: str, text: str) -> list[Thought]:
+        """The chain's steps, in order (unchecked)."""
+
+
+@runtime_checkable
+class SoftScore(Protocol):
+    """A soft model judgement of a final answer (writing: coherence 1-10), for ``tot bench
+    --score-samples``. Never part of the gate."""
+
+    soft_score_name: str
+
+    async def soft_score(self, client: Any, answer: str, n: int, *, seed: int | None = 0,
+                         chat: bool = False) -> tuple[int | None, ...]:
+        """``n`` sampled scores of ``answer`` (None where a sample gave none)."""
+
+
+# One line each: what the capability gives, with the protocol and its method, for error messages.
+CAPABILITIES: dict[type, str] = {
+    LegalMoves: "legal-move enumeration (LegalMoves: legal_thoughts(state) -> thoughts)",
+    ProposePrompts: "a propose prompt and parser (ProposePrompts: propose_prompt, parse_proposals)",
+    SamplePrompts: "a sample prompt and parser (SamplePrompts: sample_prompt, parse_proposals)",
+    ValuePrompts: "a value prompt and parser (ValuePrompts: value_prompt, parse_value)",
+    VotePrompt: "a vote prompt (VotePrompt: vote_prompt(states, chat))",
+    ChoicePrompt: "a choice prompt (ChoicePrompt: choice_prompt(state, thoughts, chat))",
+    HasOracle: "an exact oracle (HasOracle: oracle(state) -> bool)",
+    Restorable: "states restorable from a trace (Restorable: restore(puzzle, description))",
+    Unchecked: "an unchecked mode (Unchecked: apply_unchecked(state, thought))",
+    HasOptions: "options that rebuild it (HasOptions: options() -> dict)",
+    OwnGenerators: "generators of its own (OwnGenerators: make_generator(name, settings))",
+    OwnEvaluators: "evaluators of its own (OwnEvaluators: make_evaluator(name, settings))",
+    TunesParts: "tuning of its generator and evaluator (TunesParts: tune(generator, evaluator))",
+    BaselinePrompts: "baseline prompts and an answer parser (BaselinePrompts: io_prompt, cot_prompt, "
+                     "parse_answer)",
+    RefinePrompt: "a refine prompt (RefinePrompt: refine_prompt(puzzle, attempt, feedback, chat))",
+    BaselineStops: "baseline stop strings (BaselineStops: baseline_stop)",
+    BaselineTokens: "baseline token limits (BaselineTokens: baseline_tokens)",
+    AnswerKey: "an answer key (AnswerKey: answer_key(answer))",
+    ChainSteps: "chain steps (ChainSteps: chain_thoughts(puzzle, text))",
+    SoftScore: "a soft scorer (SoftScore: soft_score(client, answer, n), soft_score_name)",
+}
+
+
+# ---- what generators and evaluators need, and the check ---------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """What a generator or evaluator calls: task capabilities, and whether it needs a model."""
+
+    parts: tuple[type, ...] = ()
+    model: bool = False
+
+
+@runtime_checkable
+class DeclaresNeeds(Protocol):
+    """A generator or evaluator that says what it needs (all built-in ones do). A user's own
+    generator or evaluator without ``needs`` is trusted to know its task."""
+
+    @property
+    def needs(self) -> Needs:
+        """The capabilities it calls and whether it calls a model."""
+
+
+def missing_message(task: object, part: type, user: str) -> str:
+    """The one line: "<user> needs a task with <capability>; <TaskClass> has none"."""
+    what = CAPABILITIES.get(part, part.__name__)
+    return f"{user} needs a task with {what}; {type(task).__name__} has none"
+
+
+def missing(task: object, part: type, user: str) -> MissingCapability:
+    """The error for ``user`` run on a ``task`` without the capability ``part``. Raise it after
+    an ``isinstance`` check (which also narrows the task's type for mypy)."""
+    return MissingCapability(missing_message(task, part, user))
+
+
+def require(task: object, part: type, user: str) -> None:
+    """MissingCapability naming ``user`` unless ``task`` has the capability ``part``."""
+    if not isinstance(task, part):
+        raise missing(task, part, user)
+
+
+def no_model(user: str) -> MissingCapability:
+    """The error for ``user`` (e.g. "generator `propose`") run without a model."""
+    return MissingCapability(f"{user} needs a model; pass an LMClient")
+
+
+def require_model(user: str, model: object) -> None:
+    """MissingCapability when ``model`` (the client, or whether one will be made) is absent."""
+    if model is None or model is False:
+        raise no_model(user)
+
+
+def needs_of(part: object) -> Needs:
+    """What a generator or evaluator declares it needs (nothing when it declares nothing)."""
+    return part.needs if isinstance(part, DeclaresNeeds) else Needs()
+
+
+# The members of the core ``Task`` protocol, in its order (for the message naming what is missing).
+CORE: tuple[str, ...] = ("name", "max_depth", "root", "depth", "check", "answer", "report_answer",
+                         "verify_answer", "describe")
+
+
+def require_core(task: object, user: str = "a search") -> None:
+    """MissingCapability unless ``task`` has every member of the core ``Task`` protocol."""
+    if not isinstance(task, Task):
+        lacks = [m for m in CORE if not hasattr(task, m)]  # only to name them in the message
+        raise MissingCapability(f"{user} needs a task with the core Task protocol; {type(task).__name__} "
+                                f"lacks {', '.join(lacks)}")
+
+
+def require_parts(task: object, generator: object | None, evaluator: object | None, *,
+                  model: object) -> None:
+    """Check at the start of a run that ``task`` has the core protocol and every capability
+    ``generator`` and ``evaluator`` declare, and that a model is there (``model``: the client, or
+    True/False) for those that need one. Raises MissingCapability for the first gap found: the
+    core, then the generator's before the evaluator's, task capabilities before the model."""
+    require_core(task)
+    parts = [(f"{kind} `{_user_name(p)}`", needs_of(p))
+             for kind, p in (("generator", generator), ("evaluator", evaluator)) if p is not None]
+    for user, needs in parts:
+        for part in needs.parts:
+            require(task, part, user)
+    for user, needs in parts:
+        if needs.model:
+            require_model(user, model)
+
+
+def _user_name(part: object) -> str:
+    """A generator's or evaluator's ``name`` (the Generator and Evaluator protocols have one)."""
+    name = getattr(part, "name", None)
+    return name if isinstance(name, str) else type(part).__name__
+
+
+def task_options(task: object) -> dict[str, Any]:
+    """What rebuilds ``task`` (its ``options()``, e.g. Sudoku's rule set), for trace headers;
+    {} for a task without ``HasOptions``."""
+    return dict(task.options()) if isinstance(task, HasOptions) else {}
