@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solver.task import Thought, report_of
-from solver.trace import read_trace
+from solver.trace_reader import read_trace
 from verifiers.verdict import Invalid, Solved, Valid
 
 
