@@ -153,7 +153,7 @@ EVENTS: dict[str, EventSpec] = {
     "end": EventSpec("the run's result: answer, verification, budgets, usage", ("verified",), _END),
 }
 
-_TYPES = (INT, NUMBER, TEXT, BOOL, OBJECT, ANY)
+_A = {INT: "a ", NUMBER: "a ", OBJECT: "an "}  # "is not a whole number", "is not text"
 
 
 def type_ok(value: Any, kind: str) -> bool:
@@ -179,7 +179,7 @@ def check_event(ev: Any) -> str | None:
     for key, value in ev.items():
         spec = FIELDS.get(key)
         if spec is not None and value is not None and not type_ok(value, spec[0]):
-            return f"has {key!r} that is not {spec[0]}"
+            return f"has {key!r} that is not {_A.get(spec[0], '')}{spec[0]}"
     event = EVENTS.get(ev["event"])
     if event is not None:
         for key in event.required:
