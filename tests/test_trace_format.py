@@ -105,7 +105,6 @@ def test_every_writer_writes_only_documented_events_and_fields(tmp_path: Path) -
     seen |= _documented(trace.events)
 
     from tasks.sudoku.baselines import run_baseline as sudoku_baseline
-
     from tasks.sudoku.generator import generate
 
     puzzle = generate(4, 3).text
