@@ -246,3 +246,25 @@ def test_what_the_call_refuses_is_said_in_one_line(tmp_path: Path, game24_trace:
         audit_trace(Sudoku(), latin)
     [g] = audit_trace(Sudoku(boxes=False), latin).groups
     assert g.puzzles_solvable == 1
+
+
+# ---- the page's examples run as written and print what it says -------------------------------------
+
+def test_the_examples_of_the_page_print_what_it_says(tmp_path: Path) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "false-prune-audit.md").read_text(encoding="utf-8")
+    pairs = re.findall(r"```python\n(.*?)```\n\nprints\n\n```text\n(.*?)```", page, re.S)
+    assert len(pairs) == 2
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    for i, (code, printed) in enumerate(pairs):
+        script = tmp_path / f"example{i}.py"
+        script.write_text(code, encoding="utf-8")
+        run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=300, env=env)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == printed, (run.stdout, printed)
