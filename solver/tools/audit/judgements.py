@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from solver.task import ValueScale
-from solver.tools.audit.runs import _num
+from solver.tools.audit.runs import finite_number
 
 _MAX_SCORE_CLASSES = 8  # more distinct raw scores than this are binned into quartiles
 
@@ -35,7 +35,7 @@ def judgement_class(evaluator: str, score: float | None, detail: Any,
                 return "none"
             return max(present, key=lambda lab: (labels.get(lab, 0.0), lab))
         if isinstance(detail.get("p"), dict) and detail["p"]:
-            probs = {k: _num(v) or 0.0 for k, v in detail["p"].items()}
+            probs = {k: finite_number(v) or 0.0 for k, v in detail["p"].items()}
             return max(probs, key=lambda k: (probs[k], -list(probs).index(k)))
         if "votes" in detail:
             return f"{detail['votes']} votes"

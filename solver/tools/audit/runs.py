@@ -96,7 +96,7 @@ def _apply(run: Run, ev: dict[str, Any]) -> None:
     elif kind == "score":
         nd = _node(run, ev) if isinstance(ev.get("node"), int) else _probe(run, ev)
         if nd is not None:
-            nd.scored, nd.score, nd.detail = True, _num(ev.get("score")), ev.get("detail")
+            nd.scored, nd.score, nd.detail = True, finite_number(ev.get("score")), ev.get("detail")
     elif kind == "keep":
         nd = _node(run, ev)
         if nd is not None:
@@ -130,7 +130,7 @@ def _probe(run: Run, ev: dict[str, Any]) -> NodeRec | None:
     return nd
 
 
-def _num(x: Any) -> float | None:
+def finite_number(x: Any) -> float | None:
     try:
         v = float(x)
     except (TypeError, ValueError):
