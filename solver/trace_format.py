@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["FORMAT", "VERSION", "FIELDS", "EVENTS", "EventSpec", "check_event"]
+
 FORMAT = "verified-tot-trace"
 VERSION = 1  # the version this code writes and the newest it reads
 HEADER_EVENT = "trace"

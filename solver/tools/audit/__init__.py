@@ -26,7 +26,8 @@ our traces), ``command`` (``tot audit``) and ``false_prunes`` (the audit as a li
 ``audit_trace(task, trace)``).
 """
 
-from solver.tools.audit.command import add_parser, run
+from solver.tools.audit.command import add_parser as add_parser
+from solver.tools.audit.command import run as run
 from solver.tools.audit.false_prunes import (
     AuditableTask,
     ClassFigures,
@@ -37,5 +38,6 @@ from solver.tools.audit.false_prunes import (
     audit_trace,
 )
 
+# add_parser and run are the ``tot audit`` command (solver.tools.cli finds them here), not API.
 __all__ = ["audit_trace", "TraceAudit", "GroupAudit", "DepthFigures", "ClassFigures", "LostPuzzle",
-           "AuditableTask", "add_parser", "run"]
+           "AuditableTask"]
