@@ -16,7 +16,10 @@ from hypothesis import strategies as st
 from solver.evaluators import Oracle
 from solver.generators import EnumerateRank
 from solver.search import bfs, dfs
-from solver.tools.audit import audit, judgement_class, render, score_classes, split_runs
+from solver.tools.audit.figures import audit
+from solver.tools.audit.judgements import judgement_class, score_classes
+from solver.tools.audit.render import render
+from solver.tools.audit.runs import split_runs
 from solver.tools.cli import main
 from solver.tools.plugins import load_plugins
 from solver.tools.stats import Proportion, wilson

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from solver.tools.audit import audit
+from solver.tools.audit.figures import audit
 from solver.tools.cli import main
 from solver.tools.counterfactual import parse_policies
 from solver.tools.plugins import load_plugins

@@ -25,7 +25,8 @@ from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
 from solver.search import bfs, dfs
 from solver.tools.cli import main
-from solver.trace import Trace, read_trace
+from solver.trace import Trace
+from solver.trace_reader import read_trace
 from tasks.game24 import Game24
 from tests.fake_server import FakeOpenAIServer
 from tests.fakes import ScriptedBackend

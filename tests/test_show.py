@@ -101,7 +101,7 @@ def test_oracle_marks_false_prunes(tmp_path, capsys):
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, monkeypatch, capsys, setup, args, needle):
     if setup == "empty":
-        (tmp_path / "t.jsonl").write_text('{"event": "start", "task": "x"}\n')
+        (tmp_path / "t.jsonl").write_text('{"event": "start", "task": "x", "puzzle": "1 2"}\n')
     elif setup == "trace":
         oracle_bfs_trace(tmp_path / "t.jsonl")
     monkeypatch.chdir(tmp_path)

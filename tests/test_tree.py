@@ -24,7 +24,8 @@ from solver.search import bfs, dfs
 from solver.tools.cli import main
 from solver.tools.show import load_trees, oracle_truth
 from solver.tools.tree import PRUNED_FATES, build_tree, build_trees, load_truth, split_runs
-from solver.trace import Trace, read_trace
+from solver.trace import Trace
+from solver.trace_reader import read_trace
 from tasks.game24 import Game24
 from tests.fakes import ScriptedBackend
 from tests.profiles import examples

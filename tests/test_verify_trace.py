@@ -129,15 +129,17 @@ def test_tampered_traces_fail_with_the_first_mismatch(trace_file: Path, tmp_path
     ("garbage", lambda ls: ["{{{ not json"] + ls, "line 1 is not JSON"),
     ("not an event", lambda ls: ls[:2] + ["[1, 2, 3]"] + ls[2:], "line 3 is not a trace event"),
     ("wrong type", lambda ls: [ln.replace('"node": 0,', '"node": [0],') for ln in ls], "'node'"),
-    ("no header", lambda ls: ls[1:], "before any run header"),
-    ("unknown task", lambda ls: [ls[0].replace('"game24"', '"chess"', 1)] + ls[1:], "unknown task 'chess'"),
+    # ls[0] is the writer's format header, ls[1] the first run's header
+    ("no header", lambda ls: ls[:1] + ls[2:], "before any run header"),
+    ("unknown task", lambda ls: ls[:1] + [ls[1].replace('"game24"', '"chess"', 1)] + ls[2:], "unknown task 'chess'"),
     ("empty", lambda ls: [], "no run header"),
-    ("dangling parent", lambda ls: ls[:1] + [json.dumps({"event": "verdict", "parent": 99, "thought": "1 + 1 = 2",
+    ("dangling parent", lambda ls: ls[:2] + [json.dumps({"event": "verdict", "parent": 99, "thought": "1 + 1 = 2",
                                                          "verdict": "invalid"})], "no earlier event created"),
 ])
 def test_malformed_traces_exit_2_in_one_line(trace_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                              name: str, edit: Any, needle: str) -> None:
     lines = trace_file.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["event"] == "trace" and json.loads(lines[1])["event"] == "start"
     bad = tmp_path / "bad.jsonl"
     bad.write_text("".join(ln + "\n" for ln in edit(lines)), encoding="utf-8")
     code, out = _verify(bad, capsys)

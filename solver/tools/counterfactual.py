@@ -76,7 +76,7 @@ class Replay:
 
 
 class _Tree:
-    """The recorded tree of one run (``solver.tools.audit.Run``) with its ground truth."""
+    """The recorded tree of one run (``solver.tools.audit.runs.Run``) with its ground truth."""
 
     def __init__(self, run: Any, truth: dict[int, str]) -> None:
         self.run, self.truth = run, truth
@@ -161,7 +161,7 @@ def _dfs(t: _Tree, policy: Policy, threshold: float) -> Replay:
 
 
 def replay(run: Any, truth: dict[int, str], policy: Policy) -> Replay:
-    """Replay one run (an ``audit.Run``) with its ``truth`` (node id -> solvable/...)."""
+    """Replay one run (a ``solver.tools.audit.runs.Run``) with its ``truth`` (node id -> solvable/...)."""
     t = _Tree(run, truth)
     if str(run.meta.get("method", "")).startswith("tot-dfs"):
         threshold = run.meta.get("prune_below")

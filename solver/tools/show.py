@@ -18,7 +18,7 @@ from typing import Any
 
 from solver.tools.tree import FATES, SearchTree, TreeNode, build_trees, load_truth
 from solver.tools.truth import make_oracle, state_truth, task_for_run
-from solver.trace import read_trace
+from solver.trace_reader import read_trace
 
 _DETAIL_CHARS = 160
 
@@ -43,10 +43,7 @@ def load_trees(trace: str, run: int | None = None, truth: str | None = None,
                plugins: dict[str, Any] | None = None) -> list[SearchTree]:
     """The trees of a trace file, or of one run of it; ValueError with a one-line reason.
     With ``plugins``, ground truth comes from each run's task oracle; a ``truth`` file wins."""
-    path = Path(trace)
-    if not path.is_file():
-        raise ValueError(f"trace file not found: {trace}")
-    events = read_trace(path)
+    events = read_trace(trace)
     given = load_truth(truth) if truth else {}
     trees = build_trees(events, given)
     if plugins is not None and trees:

@@ -21,7 +21,7 @@ from typing import Any
 
 from solver.capabilities import Unchecked
 from solver.task import Thought
-from solver.trace import read_trace
+from solver.trace_reader import read_trace
 from verifiers.verdict import Invalid, Solved, Valid
 
 

@@ -1,0 +1,271 @@
+"""The false-prune audit as a library call: ``audit_trace(task, trace)`` gives the figures ``tot
+audit`` prints, for a user's own task; checked against the command on real traces and against an
+expectation computed here, independently, on a hand-built trace of a small task of our own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from solver.run import Settings, solve
+from solver.tools.audit import DepthFigures, GroupAudit, TraceAudit, audit_trace
+from solver.tools.cli import main
+from solver.tools.stats import Proportion
+from solver.trace import Trace
+from tasks.game24 import Game24
+from tasks.sudoku.task import Sudoku
+
+# ---- the command and the call agree ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def game24_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """BFS runs with a narrow beam and a blind evaluator (false prunes), and DFS runs (prunes)."""
+    path = tmp_path_factory.mktemp("audit") / "runs.jsonl"
+    for method, evaluator, puzzles in (("tot-bfs", "random", ("4 9 10 13", "1 1 4 6", "2 5 8 11")),
+                                       ("tot-dfs", "random", ("4 9 10 13", "3 3 8 8")),
+                                       ("tot-bfs", "oracle", ("4 9 10 13",))):
+        for puzzle in puzzles:
+            s = Settings(method=method, generator="enumerate", evaluator=evaluator, breadth=1, prune_below=0.5)
+            trace = Trace(path)
+            asyncio.run(solve(Game24(), puzzle, s, None, trace))
+            trace.close()
+    return path
+
+
+def _same_rate(api: Proportion, cli: dict[str, Any]) -> None:
+    assert (api.k, api.n, api.rate) == (cli["k"], cli["n"], cli["rate"])
+    assert (api.interval or (None, None)) == (cli["low"], cli["high"])
+
+
+def _same_depth(api: DepthFigures, cli: dict[str, Any]) -> None:
+    for key in ("evaluated", "solvable", "unsolvable", "invalid", "unknown"):
+        assert getattr(api, key) == cli[key], key
+    for key in ("false_prune", "false_prune_pruned", "false_prune_beam", "false_prune_beam_tie",
+                "cut_other_solvable", "true_prune"):
+        _same_rate(getattr(api, key), cli[key])
+    assert list(api.classes) == list(cli["classes"])
+    for name, c in api.classes.items():
+        want = cli["classes"][name]
+        assert (c.solvable, c.unsolvable, c.invalid, c.unknown, c.solvable_cut, c.unsolvable_cut) == (
+            want["solvable"], want["unsolvable"], want["invalid"], want["unknown"], want["solvable_cut"],
+            want["unsolvable_cut"])
+        _same_rate(c.p_solvable, want["p_solvable"])
+
+
+def test_the_call_gives_the_figures_of_the_command(game24_trace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(["audit", str(game24_trace), "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert main(["audit", str(game24_trace)]) == 0
+    table = capsys.readouterr().out
+    api = audit_trace(Game24(), game24_trace)
+    assert len(api.groups) == len(cli["groups"]) == 3
+    assert sum(g.overall.false_prune.k for g in api.groups) > 0  # the figures are not all zero
+    for g, want in zip(api.groups, cli["groups"], strict=True):
+        assert (g.source, g.task, g.method, g.generator, g.evaluator, g.model, g.runs) == tuple(
+            want[k] for k in ("source", "task", "method", "generator", "evaluator", "model", "runs"))
+        assert (g.puzzles_solvable, g.answered, g.answered_correct) == (
+            want["puzzles_solvable"], want["answered"], want["answered_correct"])
+        assert [(x.puzzle, x.step, x.cause) for x in g.lost] == [
+            (x["puzzle"], x["step"], x["cause"]) for x in want["lost"]]
+        _same_rate(g.lost_rate, want["lost_rate"])
+        _same_depth(g.overall, want["depths"]["all"])
+        assert [str(d) for d in g.by_depth] == [k for k in want["depths"] if k != "all"]
+        for depth, figures in g.by_depth.items():
+            _same_depth(figures, want["depths"][str(depth)])
+    assert api.text() == table
+    assert dict(api.report) == cli
+
+
+def test_a_trace_object_or_its_events_give_the_same_figures(game24_trace: Path) -> None:
+    from solver.trace_reader import read_trace
+
+    from_file = audit_trace(Game24(), game24_trace, source="runs")
+    from_events = audit_trace(Game24(), read_trace(game24_trace), source="runs")
+    assert from_file == from_events
+    trace = Trace()
+    s = Settings(method="tot-bfs", generator="enumerate", evaluator="random", breadth=1)
+    asyncio.run(solve(Game24(), "4 9 10 13", s, None, trace))
+    [g] = audit_trace(Game24(), trace).groups
+    assert g.source == "trace" and g.runs == 1 and g.overall.evaluated > 0
+
+
+# ---- a user's task, a hand-built trace, an expectation computed here --------------------------------
+
+class Countdown:
+    """Reach exactly 0 from the puzzle's number by subtracting 2, 3 or 5 (a user's task)."""
+
+    name = "countdown"
+
+    @staticmethod
+    @cache
+    def _reach(n: int) -> bool:
+        return n == 0 or (n > 0 and any(Countdown._reach(n - k) for k in (2, 3, 5)))
+
+    def oracle(self, state: int) -> bool:
+        return self._reach(state)
+
+    def restore(self, puzzle: str, description: str) -> int:
+        if not description.isdigit():
+            raise ValueError(f"not a state: {description!r}")
+        return int(description)
+
+
+def solvable(n: int) -> bool:
+    """Closed form, not a search: 2a + 3b (+ 5c) reaches every whole number except 1."""
+    return n == 0 or n >= 2
+
+
+# (node, parent, depth, state, score or None (not scored), fate) per run; fates as the trace says them
+Node = tuple[int, int, int, int, "float | None", str]
+BFS_NODES = [(1, 0, 1, 4, 0.2, "beam"), (2, 0, 1, 3, 0.9, "kept"), (3, 0, 1, 1, 0.5, "beam"),
+             (4, 0, 1, 3, None, "duplicate"), (5, 2, 2, 1, 0.1, "open"), (6, 2, 2, 0, None, "solved")]
+DFS_NODES = [(1, 0, 1, 5, 0.3, "pruned"), (2, 0, 1, 4, 0.8, "kept"), (3, 0, 1, 2, 0.6, "depth"),
+             (4, 2, 2, 2, 0.7, "kept"), (5, 2, 2, 1, 0.4, "pruned"), (6, 4, 3, 0, None, "solved")]
+
+
+def _events(method: str, puzzle: int, nodes: list[Node]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [
+        {"event": "start", "task": "countdown", "puzzle": str(puzzle), "method": method, "generator": "mine",
+         "evaluator": "mine"},
+        {"event": "search", "method": method, "breadth": 1},
+        {"event": "root", "node": 0, "state": str(puzzle)},
+        {"event": "proposal", "parent": 0, "thought": "minus 9"},  # refused by the gate: no node
+        {"event": "verdict", "parent": 0, "thought": "minus 9", "verdict": "invalid", "reason": "below 0"},
+    ]
+    states = {0: puzzle}
+    for nid, parent, depth, state, _score, fate in nodes:
+        states[nid] = state
+        out.append({"event": "proposal", "node": nid, "parent": parent, "depth": depth,
+                    "thought": f"minus {states[parent] - state}"})
+        out.append({"event": "verdict", "node": nid, "verdict": "solved" if fate == "solved" else "valid",
+                    "state": str(state)})
+        if fate == "duplicate":
+            out.append({"event": "cut", "node": nid, "why": "duplicate"})
+    out += [{"event": "score", "node": nid, "score": score, "detail": None}
+            for nid, _p, _d, _s, score, _f in nodes if score is not None]
+    for nid, _p, _d, _s, _score, fate in nodes:
+        if fate == "kept":
+            out.append({"event": "keep", "node": nid})
+        elif fate in ("beam", "pruned", "depth"):
+            out.append({"event": "cut", "node": nid, "why": fate, "tie": False})
+    solved = next(nid for nid, *_rest, fate in nodes if fate == "solved")
+    out += [{"event": "answer", "node": solved, "answer": "...", "verified": True, "accepted": True},
+            {"event": "end", "verified": True, "stopped_by": None}]
+    return out
+
+
+def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson interval as the roots of (k/n - p)^2 = z^2 p (1 - p) / n (the textbook form)."""
+    a = 1 + z * z / n
+    b = -(2 * k / n + z * z / n)
+    c = (k / n) ** 2
+    root = math.sqrt(max(0.0, b * b - 4 * a * c))
+    return (-b - root) / (2 * a), (-b + root) / (2 * a)
+
+
+def _expect(nodes: list[Node], depth: int | None) -> dict[str, tuple[int, int]]:
+    scored = [(solvable(s), fate) for _n, _p, d, s, score, fate in nodes
+              if score is not None and (depth is None or d == depth)]
+    solv = sum(1 for ok, _f in scored if ok)
+    unsolv = len(scored) - solv
+    return {"false_prune": (sum(1 for ok, f in scored if ok and f in ("pruned", "beam")), solv),
+            "false_prune_pruned": (sum(1 for ok, f in scored if ok and f == "pruned"), solv),
+            "false_prune_beam": (sum(1 for ok, f in scored if ok and f == "beam"), solv),
+            "cut_other_solvable": (sum(1 for ok, f in scored if ok and f == "depth"), solv),
+            "true_prune": (sum(1 for ok, f in scored if not ok and f in ("pruned", "beam")), unsolv),
+            "evaluated": (len(scored), len(scored))}
+
+
+def _check(g: GroupAudit, nodes: list[Node]) -> None:
+    depths = sorted({d for _n, _p, d, _s, score, _f in nodes if score is not None})
+    assert sorted(g.by_depth) == depths
+    for depth, figures in [(None, g.overall)] + [(d, g.by_depth[d]) for d in depths]:
+        want = _expect(nodes, depth)
+        assert figures.evaluated == want.pop("evaluated")[0]
+        assert figures.solvable + figures.unsolvable == figures.evaluated and figures.invalid == figures.unknown == 0
+        for key, (k, n) in want.items():
+            got: Proportion = getattr(figures, key)
+            assert (got.k, got.n) == (k, n), (depth, key)
+            if n:
+                lo, hi = _wilson(k, n)
+                assert got.interval == pytest.approx((lo, hi), abs=1e-12), (depth, key)
+            else:
+                assert got.interval is None and got.rate is None
+    assert (g.puzzles_solvable, g.answered, g.answered_correct, g.lost) == (1, 1, 1, ())
+
+
+def test_a_users_task_and_a_hand_built_trace(tmp_path: Path) -> None:
+    assert [solvable(n) for n in range(12)] == [Countdown().oracle(n) for n in range(12)]
+    events = _events("tot-bfs", 6, BFS_NODES) + _events("tot-dfs", 7, DFS_NODES)
+    path = tmp_path / "countdown.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    result = audit_trace(Countdown(), path)
+    assert isinstance(result, TraceAudit)
+    bfs, dfs = result.groups
+    assert (bfs.method, dfs.method) == ("tot-bfs", "tot-dfs")
+    _check(bfs, BFS_NODES)
+    _check(dfs, DFS_NODES)
+    # the hand-computed figures, spelled out once
+    assert (bfs.overall.false_prune.k, bfs.overall.false_prune.n) == (1, 2)
+    assert (dfs.by_depth[1].false_prune_pruned.k, dfs.by_depth[1].cut_other_solvable.k) == (1, 1)
+    assert (dfs.by_depth[2].true_prune.k, dfs.by_depth[2].true_prune.n) == (1, 1)
+    assert audit_trace(Countdown(), events) == audit_trace(Countdown(), path, source="trace")
+    assert "false-prune" in result.text() and "| depth |" in result.text(markdown=True)
+
+
+# ---- one-line errors ---------------------------------------------------------------------------------
+
+def test_what_the_call_refuses_is_said_in_one_line(tmp_path: Path, game24_trace: Path) -> None:
+    class NoRestore:
+        name = "countdown"
+
+        def oracle(self, state: int) -> bool:
+            return True
+
+    with pytest.raises(ValueError, match=r"^the false-prune audit needs a task with states restorable from a trace "
+                       r"\(Restorable: restore\(puzzle, description\)\); NoRestore has none$"):
+        audit_trace(NoRestore(), game24_trace)
+    with pytest.raises(ValueError, match="holds runs of task 'game24'; the task given is 'countdown'"):
+        audit_trace(Countdown(), game24_trace)
+    with pytest.raises(ValueError, match="holds no search"):
+        audit_trace(Countdown(), [{"event": "start", "task": "countdown", "puzzle": "6"}])
+    with pytest.raises(ValueError, match="event 1 has 'node' that is not a whole number"):
+        audit_trace(Countdown(), [{"event": "root", "node": "0", "state": "6"}])
+    with pytest.raises(ValueError, match="trace file not found"):
+        audit_trace(Countdown(), tmp_path / "missing.jsonl")
+    latin = tmp_path / "latin.jsonl"
+    assert main(["solve", "sudoku", "--size", "4", "--seed", "1", "--latin", "--generator", "enumerate",
+                 "--evaluator", "oracle", "--trace", str(latin)]) == 0
+    with pytest.raises(ValueError, match=r'holds runs with task options \{"rules": "latin"\}; the task given has'):
+        audit_trace(Sudoku(), latin)
+    [g] = audit_trace(Sudoku(boxes=False), latin).groups
+    assert g.puzzles_solvable == 1
+
+
+# ---- the page's examples run as written and print what it says -------------------------------------
+
+def test_the_examples_of_the_page_print_what_it_says(tmp_path: Path) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "false-prune-audit.md").read_text(encoding="utf-8")
+    pairs = re.findall(r"```python\n(.*?)```\n\nprints\n\n```text\n(.*?)```", page, re.S)
+    assert len(pairs) == 2
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    for i, (code, printed) in enumerate(pairs):
+        script = tmp_path / f"example{i}.py"
+        script.write_text(code, encoding="utf-8")
+        run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=300, env=env)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == printed, (run.stdout, printed)
