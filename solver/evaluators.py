@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
 from solver.lm.base import GenParams
-from solver.lm.client import LMClient
+from solver.lm.session import Session
 from solver.node import Node
 from solver.task import Task, ValueScale
 
@@ -22,7 +22,7 @@ class Evaluator(Protocol):
     prune_below: float
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         ...
 
 
@@ -37,19 +37,19 @@ class Value:
     name: str = "value"
     prune_below: float = 1.0
 
-    async def _one(self, task: Task[Any], node: Node[Any], client: LMClient) -> tuple[float, Any]:
+    async def _one(self, task: Task[Any], node: Node[Any], model: Session) -> tuple[float, Any]:
         p = self.params
         params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
                            seed=p.seed, chat=self.chat)
-        texts = await client.complete(task.value_prompt(node.state, self.chat), params, "value")
+        texts = await model.complete(task.value_prompt(node.state, self.chat), params, "value")
         labels = [task.parse_value(t) for t in texts]
         score = sum(self.scale.labels.get(lab, 0.0) for lab in labels if lab is not None)
         return score, {"labels": labels}
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
-        assert client is not None, "value needs a model"
-        return list(await client.gather(*(self._one(task, nd, client) for nd in nodes)))
+                       model: Session | None) -> list[tuple[float, Any]]:
+        assert model is not None, "value needs a model"
+        return list(await model.gather(*(self._one(task, nd, model) for nd in nodes)))
 
 
 @dataclass(slots=True)
@@ -62,9 +62,9 @@ class Likelihood:
     name: str = "likelihood"
     prune_below: float = 1.0
 
-    async def _one(self, task: Task[Any], node: Node[Any], client: LMClient) -> tuple[float, Any]:
+    async def _one(self, task: Task[Any], node: Node[Any], model: Session) -> tuple[float, Any]:
         labels = list(self.scale.labels)
-        lps = await client.score(task.value_prompt(node.state, self.chat), [" " + lab for lab in labels], "value")
+        lps = await model.score(task.value_prompt(node.state, self.chat), [" " + lab for lab in labels], "value")
         if lps is None:
             return 0.0, {"error": "scoring failed"}
         top = max(lps)
@@ -75,9 +75,9 @@ class Likelihood:
         return score, {"p": {k: round(v, 4) for k, v in probs.items()}}
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
-        assert client is not None, "likelihood needs a model"
-        return list(await client.gather(*(self._one(task, nd, client) for nd in nodes)))
+                       model: Session | None) -> list[tuple[float, Any]]:
+        assert model is not None, "likelihood needs a model"
+        return list(await model.gather(*(self._one(task, nd, model) for nd in nodes)))
 
 
 # re.ASCII: \d would also match other scripts' digits, which int() then reads.
@@ -104,12 +104,12 @@ class Vote:
     prune_below: float = -math.inf
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
-        assert client is not None, "vote needs a model"
+                       model: Session | None) -> list[tuple[float, Any]]:
+        assert model is not None, "vote needs a model"
         p = self.params
         params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
                            seed=p.seed, chat=self.chat)
-        texts = await client.complete(task.vote_prompt([nd.state for nd in nodes], self.chat), params, "vote")
+        texts = await model.complete(task.vote_prompt([nd.state for nd in nodes], self.chat), params, "vote")
         votes = [0] * len(nodes)
         for t in texts:
             # The prompt may end with "The best choice is", so the answer can be a bare number.
@@ -127,7 +127,7 @@ class Prior:
     prune_below: float = -math.inf
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         return [(nd.prior if nd.prior is not None else 0.0, None) for nd in nodes]
 
 
@@ -139,7 +139,7 @@ class Oracle:
     prune_below: float = 0.5
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         return [(1.0 if task.oracle(nd.state) else 0.0, None) for nd in nodes]
 
 
@@ -153,7 +153,7 @@ class RandomOrder:
     prune_below: float = -math.inf
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         out = []
         for nd in nodes:
             digest = hashlib.sha256(f"{self.seed}\0{task.describe(nd.state)}".encode()).digest()

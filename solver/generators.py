@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from solver.lm.base import GenParams
-from solver.lm.client import LMClient
+from solver.lm.session import Session
 from solver.task import Task, Thought
 
 
 class Generator(Protocol):
     name: str
 
-    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         ...
 
 
@@ -27,9 +27,9 @@ class Propose:
     chat: bool = False
     name: str = "propose"
 
-    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
-        assert client is not None, "propose needs a model"
-        texts = await client.complete(task.propose_prompt(state, self.chat), self.params, "propose")
+    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
+        assert model is not None, "propose needs a model"
+        texts = await model.complete(task.propose_prompt(state, self.chat), self.params, "propose")
         out: list[Thought] = []
         for text in texts:
             out.extend(task.parse_proposals(state, text))
@@ -45,12 +45,12 @@ class Sample:
     chat: bool = False
     name: str = "sample"
 
-    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
-        assert client is not None, "sample needs a model"
+    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
+        assert model is not None, "sample needs a model"
         params = GenParams(n=self.k, temperature=self.params.temperature,
                            max_tokens=self.params.max_tokens, stop=self.params.stop,
                            seed=self.params.seed, chat=self.chat)
-        texts = await client.complete(task.sample_prompt(state, self.chat), params, "sample")
+        texts = await model.complete(task.sample_prompt(state, self.chat), params, "sample")
         return first_thoughts(task, state, texts)
 
 
@@ -75,12 +75,12 @@ class EnumerateRank:
     name: str = "enumerate-rank"
     exhaustive: bool = True  # every legal thought, so a search that tries them all is complete
 
-    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         thoughts = list(task.legal_thoughts(state))
-        if not self.rank or not thoughts or client is None:
+        if not self.rank or not thoughts or model is None:
             return thoughts
         prompt = task.propose_prompt(state, self.chat)
-        scores = await client.score(prompt, [t.text + "\n" for t in thoughts], "rank")
+        scores = await model.score(prompt, [t.text + "\n" for t in thoughts], "rank")
         if scores is None:
             return thoughts
         ranked = [Thought(t.text, s if math.isfinite(s) else -math.inf) for t, s in zip(thoughts, scores, strict=False)]
@@ -103,15 +103,15 @@ class EnumerateChoice:
     name: str = "enumerate-choice"
     exhaustive: bool = True
 
-    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         thoughts = list(task.legal_thoughts(state))
         make_prompt = getattr(task, "choice_prompt", None)
-        if not thoughts or client is None or make_prompt is None:
+        if not thoughts or model is None or make_prompt is None:
             return thoughts
         p = self.params
         params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
                            seed=p.seed, chat=self.chat)
-        texts = await client.complete(make_prompt(state, thoughts, self.chat), params, "choice")
+        texts = await model.complete(make_prompt(state, thoughts, self.chat), params, "choice")
         votes = [0] * len(thoughts)
         for text in texts:
             m = _CHOICE_RE.match(text)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from solver.budget import Usage
 from solver.lm.client import LMClient
 from solver.tools.cli import main
 from tasks.planning.blocksworld import DOMAIN, problem
@@ -102,7 +101,7 @@ def _args(files: Path, method: str, **kw: object) -> argparse.Namespace:
 
 def _run(files: Path, method: str, answers: list[str], **kw: object) -> tuple[int, dict, ScriptedBackend]:
     backend = ScriptedBackend(lambda prompt, params, i: answers.pop(0) if answers else "")
-    code = asyncio.run(PLUGIN.run_method(_args(files, method, **kw), lambda: LMClient(backend, Usage())))
+    code = asyncio.run(PLUGIN.run_method(_args(files, method, **kw), lambda: LMClient(backend)))
     return code, backend, backend
 
 

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from solver.budget import Usage
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from tests import references as ref
@@ -36,7 +35,7 @@ NoModel = ReplayOnly
 def test_replay_reproduces_recorded_run(row, tmp_path):
     db = tmp_path / "store.sqlite"
     shutil.copy(DATA / "writing_gemma.sqlite", db)
-    client = LMClient(NoModel(), Usage(), Cache(db), "replay")
+    client = LMClient(NoModel(), Cache(db), "replay")
     args = argparse.Namespace(**{k: row["config"][k] for k in ("k", "n_evaluate", "rounds", "score_samples", "seed")})
     got = asyncio.run(run_one(row["method"], row["input"], client, args))
     # The same recorded answers take the same path (a determinism check against the recording) ...
