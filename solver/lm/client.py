@@ -16,9 +16,9 @@ from typing import AsyncIterator
 from solver.budget import Usage
 from solver.lm.base import Backend
 from solver.lm.cache import Cache, CacheMode, cache_key
-from solver.lm.session import EventSink, Session, gather_all
+from solver.lm.session import EventSink, Session
 
-__all__ = ["LMClient", "gather_all"]
+__all__ = ["LMClient"]
 
 
 class LMClient:
