@@ -129,6 +129,12 @@ def test_llmp_plan_that_only_fits_the_models_own_problem_is_not_solved(
     assert "An example planning problem" not in backend.requests[0][0]
 
 
+def test_llmp_keeps_the_runs_call_budget(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, backend, _ = _run(files, "llmp", ["no pddl here"] * 5, repairs=3, budget_calls=2)
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["error"] == "the calls budget ran out" and len(backend.requests) == 2
+
+
 def test_llmp_gives_up_after_the_repairs(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, backend, _ = _run(files, "llmp", ["no pddl here"] * 5, repairs=1)
     out = json.loads(capsys.readouterr().out)
