@@ -81,6 +81,7 @@ class Session:
 
     @property
     def chat(self) -> bool:
+        """False: a request is a chat request only when its ``GenParams.chat`` says so."""
         return False
 
     def _emit(self, event: dict[str, object]) -> None:
