@@ -169,13 +169,14 @@ async def audit(args: argparse.Namespace) -> None:
 
             ev = make_evaluator(ev_name, n=s.n_evaluate, seed=s.seed)
         nodes = NodeFactory()
+        model = client.session() if client is not None else None
         t0 = time.perf_counter()
         pruned: dict[int, list[int]] = defaultdict(lambda: [0, 0])
         for _i, k, state in states:
-            (score, _detail), = await ev(task, [nodes.make(state, None)], client)
+            (score, _detail), = await ev(task, [nodes.make(state, None)], model)
             pruned[k][0] += score < ev.prune_below
             pruned[k][1] += 1
-        calls = client.usage.calls if client is not None else 0
+        calls = model.usage.calls if model is not None else 0
         total = [sum(v[0] for v in pruned.values()), sum(v[1] for v in pruned.values())]
         per_k = ", ".join(f"{k} words {v[0]}/{v[1]}" for k, v in sorted(pruned.items()))
         print(f"{ev_name:10} false prunes {total[0]}/{total[1]} = {total[0] / max(1, total[1]):.1%} "

@@ -43,15 +43,16 @@ async def _run(urls: list[str], concurrency: int, waves: int) -> tuple[float, in
     pool = EndpointPool([OpenAIBackend("fake", u, max_retries=0, notify=None) for u in urls], concurrency,
                         notify=None)
     client = LMClient(pool, concurrency=concurrency)
+    model = client.session()
     per_wave = len(urls) * concurrency
     try:
-        await client.gather(*(client.complete(f"warm {i}", GenParams(n=1)) for i in range(per_wave)))
+        await model.gather(*(model.complete(f"warm {i}", GenParams(n=1)) for i in range(per_wave)))
         t0, c0 = time.perf_counter(), time.process_time()
-        got = await client.gather(*(client.complete(f"q {i}", GenParams(n=1)) for i in range(per_wave * waves)))
+        got = await model.gather(*(model.complete(f"q {i}", GenParams(n=1)) for i in range(per_wave * waves)))
         seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     finally:
         await client.close()
-    return seconds, cpu, sum(1 for g in got if g), client.usage.failed_calls
+    return seconds, cpu, sum(1 for g in got if g), model.usage.failed_calls
 
 
 class AsyncEndpoints:

@@ -167,7 +167,7 @@ async def _bfs_level(n: int, breadth: int, server: ServerProcess) -> dict[str, f
     gen = Propose(GenParams(n=1, temperature=0.7, max_tokens=160, seed=0))
     ev = Value(n=3, params=GenParams(temperature=0.7, max_tokens=8, stop=("\n",), seed=0))
     try:
-        await bfs(Game24(), PUZZLE, gen, ev, client, breadth=breadth, depth=2, trace=trace)
+        res = await bfs(Game24(), PUZZLE, gen, ev, client, breadth=breadth, depth=2, trace=trace)
     finally:
         await client.close()
     # Level 2 is the one with a full frontier: from its first expansion to its last score.
@@ -177,30 +177,31 @@ async def _bfs_level(n: int, breadth: int, server: ServerProcess) -> dict[str, f
     end = max(e["t"] for e in scores)
     frontier = sum(1 for e in trace.of("expand") if e["depth"] == 1)
     return {"seconds": end - start, "frontier": frontier, "evaluations": len(scores),
-            "peak": server.stats()["peak_in_flight"], "failed": client.usage.failed_calls}
+            "peak": server.stats()["peak_in_flight"], "failed": res.usage.failed_calls}
 
 
 async def _samples(n: int, batch: int, independent: bool, server: ServerProcess) -> dict[str, float]:
     from solver.lm.openai_backend import OpenAIBackend
 
     client = LMClient(OpenAIBackend("fake", server.base_url, max_retries=0), concurrency=n)
+    model = client.session()
     # Untimed: open the connections and learn whether the server honours n, as the first wave of
     # any longer run would; the timed batch then shows the steady state.
-    await client.gather(*(client.complete(f"warm up {i}", GenParams(n=2, seed=0)) for i in range(n)))
+    await model.gather(*(model.complete(f"warm up {i}", GenParams(n=2, seed=0)) for i in range(n)))
     server.stats(reset=True)
     t0 = time.perf_counter()
     try:
         if independent:  # e.g. CoT-SC over several puzzles, or samples asked one request each
-            await client.gather(*(client.complete(f"Q{i}: 1+1=", GenParams(n=1, seed=0)) for i in range(batch)))
+            await model.gather(*(model.complete(f"Q{i}: 1+1=", GenParams(n=1, seed=0)) for i in range(batch)))
         else:  # CoT-SC on one question: one request for ``batch`` samples
-            texts = await client.complete("Q: 1+1=", GenParams(n=batch, seed=0))
+            texts = await model.complete("Q: 1+1=", GenParams(n=batch, seed=0))
             assert len(texts) == batch, texts
     finally:
         await client.close()
     seconds = time.perf_counter() - t0
     stats = server.stats()
     return {"seconds": seconds, "peak": stats["peak_in_flight"], "requests": stats["requests"],
-            "failed": client.usage.failed_calls}
+            "failed": model.usage.failed_calls}
 
 
 def _ideal(calls: Sequence[int], n: int) -> float:

@@ -58,16 +58,15 @@ def raw_counts(trace: Trace, leaf_depth: int) -> tuple[int, int, str | None]:
 async def run_one(method: str, line: str, client: LMClient, args: argparse.Namespace) -> dict[str, Any]:
     sentences = split_sentences(line)
     usage = Usage(model=client.backend.model)
-    client.usage = usage
     started = time.monotonic()
     if method in BASELINES:
         kw: dict[str, Any] = {"rounds": args.rounds} if method == "refine" else {}
         if method == "refine":
             from tasks.writing.baselines import refine
 
-            res = await refine(sentences, client, seed=args.seed, **kw)
+            res = await refine(sentences, client, seed=args.seed, usage=usage, **kw)
         else:
-            res = await run_baseline(method, sentences, client, seed=args.seed)
+            res = await run_baseline(method, sentences, client, seed=args.seed, usage=usage)
         row: dict[str, Any] = {"unit": "passage", "raw": len(res.raw), "raw_ok": sum(res.raw_valid),
                                "answer": res.passage, "first_raw": res.raw[0] if res.raw else None,
                                "reason": res.reason}
@@ -78,7 +77,7 @@ async def run_one(method: str, line: str, client: LMClient, args: argparse.Names
                      seed=args.seed)
         trace = Trace()
         result = await solve(task, line, s, client, trace)
-        usage = client.usage
+        usage = result.usage
         total, ok, first = raw_counts(trace, 2 if decomposition == "plan" else 1)
         reasons = [ev.get("reason") for ev in trace.events if ev["event"] == "verdict" and ev["verdict"] == "invalid"]
         row = {"unit": "passage" if decomposition == "plan" else "paragraph", "raw": total, "raw_ok": ok,
@@ -87,19 +86,19 @@ async def run_one(method: str, line: str, client: LMClient, args: argparse.Names
     seconds = time.monotonic() - started
     if row["answer"] is not None:
         assert check_passage(sentences, row["answer"]) is None  # the gate's promise, rechecked here
-    # A request already made by an earlier method (io's passage is refine's first) is a cache hit
-    # and costs no tokens here; cache_hits says how many.
+    # Each method is one run with its own session: an earlier method's answers are not reused
+    # (except through --cache, whose hits count the tokens recorded with them).
     row.update(verified=row["answer"] is not None, calls=usage.calls, backend_calls=usage.backend_calls,
                cache_hits=usage.cache_hits,
                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
                tokens=usage.tokens, seconds=round(seconds, 2))
-    client.usage = Usage(model=client.backend.model)  # scoring is not the method's cost
+    scoring = client.session()  # scoring is not the method's cost
     if args.score_samples > 0:
         for key in ("answer", "first_raw"):
             text = row[key]
-            row[f"coherence_{key}"] = ((await coherence(client, text, args.score_samples, seed=args.seed)).mean
+            row[f"coherence_{key}"] = ((await coherence(scoring, text, args.score_samples, seed=args.seed)).mean
                                        if text else None)
-        row["scoring_calls"] = client.usage.calls
+        row["scoring_calls"] = scoring.usage.calls
     return row
 
 

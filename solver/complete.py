@@ -21,7 +21,7 @@ from solver.evaluators import Evaluator
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node
-from solver.search import DECIMALS, SearchResult, _Run, quantise, ranked
+from solver.search import DECIMALS, SearchResult, _Run, _run_usage, quantise, ranked
 from solver.task import Task
 from solver.trace import Trace
 
@@ -34,7 +34,7 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
     With an exhaustive generator (``enumerate*``) an unanswered, uncut search is a proof that no
     answer exists (``exhausted``); with a sampling generator it only means the samples ran out."""
     trace = trace or Trace()
-    usage = usage or (client.usage if client is not None else Usage())
+    usage = usage or _run_usage(client)
     max_depth = depth or task.max_depth
     run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)
     trace.emit("search", method="tot-complete", depth=max_depth, defer_below=evaluator.prune_below,

@@ -18,8 +18,9 @@ from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
 from solver.generators import Generator
 from solver.lm.client import LMClient
+from solver.lm.session import Session
 from solver.node import Node
-from solver.search import SearchResult, _Run
+from solver.search import SearchResult, _Run, _run_usage
 from solver.task import Task, Thought
 from solver.trace import Trace
 from verifiers.verdict import Invalid, Solved
@@ -67,7 +68,7 @@ async def long_search(task: Task[Any], puzzle: str, generator: Generator, client
     if max_children < 1 or max_rounds < 1:
         raise ValueError("the controller needs at least one child per node and one round")
     trace = trace or Trace()
-    usage = usage or (client.usage if client is not None else Usage())
+    usage = usage or _run_usage(client)
     max_depth = depth or task.max_depth
     run = _Run(task, puzzle, generator, evaluator if evaluator is not None else _NoEvaluator(),
                client, trace, usage)
@@ -84,7 +85,7 @@ async def long_search(task: Task[Any], puzzle: str, generator: Generator, client
             mem.requests[node.id] = attempt + 1
             run.expanded += 1
             trace.emit("expand", node=node.id, depth=node.depth, request=attempt + 1)
-            thoughts = await _reseeded(generator, attempt)(task, node.state, client)
+            thoughts = await _reseeded(generator, attempt)(task, node.state, run.model)
             offered = mem.offered.setdefault(node.id, set())
             fresh = []
             for th in thoughts:
@@ -109,7 +110,7 @@ async def long_search(task: Task[Any], puzzle: str, generator: Generator, client
                 scored.append((th, Node(-1, verdict.state, node, node.depth + 1, th.text, th.prior)))
         if not scored:
             return []
-        results = await evaluator(task, [nd for _th, nd in scored], client)
+        results = await evaluator(task, [nd for _th, nd in scored], run.model)
         for (th, probe), (score, detail) in zip(scored, results, strict=False):
             # The probe's state lets tot audit judge this scored thought against the exact oracle.
             trace.emit("score", parent=node.id, thought=th.text, score=score, detail=detail,
@@ -186,5 +187,5 @@ class _NoEvaluator:
     name: str = "none"
     prune_below: float = float("-inf")
 
-    async def __call__(self, task: Task[Any], nodes: Any, client: LMClient | None) -> list[tuple[float, Any]]:
+    async def __call__(self, task: Task[Any], nodes: Any, model: Session | None) -> list[tuple[float, Any]]:
         return [(0.0, None) for _ in nodes]

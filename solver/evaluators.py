@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Protocol, Sequence
 
 from solver.capabilities import HasOracle, Needs, ValuePrompts, VotePrompt, missing, no_model
 from solver.lm.base import GenParams
-from solver.lm.client import LMClient
+from solver.lm.session import Session
 from solver.node import Node
 from solver.task import Task, ValueScale
 
@@ -26,7 +26,7 @@ class Evaluator(Protocol):
     prune_below: float
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         ...
 
 
@@ -42,22 +42,22 @@ class Value:
     prune_below: float = 1.0
     needs: ClassVar[Needs] = Needs((ValuePrompts,), model=True)
 
-    async def _one(self, task: ValuePrompts, node: Node[Any], client: LMClient) -> tuple[float, Any]:
+    async def _one(self, task: ValuePrompts, node: Node[Any], model: Session) -> tuple[float, Any]:
         p = self.params
         params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
                            seed=p.seed, chat=self.chat)
-        texts = await client.complete(task.value_prompt(node.state, self.chat), params, "value")
+        texts = await model.complete(task.value_prompt(node.state, self.chat), params, "value")
         labels = [task.parse_value(t) for t in texts]
         score = sum(self.scale.labels.get(lab, 0.0) for lab in labels if lab is not None)
         return score, {"labels": labels}
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         if not isinstance(prompts := task, ValuePrompts):
             raise missing(task, ValuePrompts, f"evaluator `{self.name}`")
-        if client is None:
+        if model is None:
             raise no_model(f"evaluator `{self.name}`")
-        return list(await client.gather(*(self._one(prompts, nd, client) for nd in nodes)))
+        return list(await model.gather(*(self._one(prompts, nd, model) for nd in nodes)))
 
 
 @dataclass(slots=True)
@@ -71,9 +71,9 @@ class Likelihood:
     prune_below: float = 1.0
     needs: ClassVar[Needs] = Needs((ValuePrompts,), model=True)
 
-    async def _one(self, task: ValuePrompts, node: Node[Any], client: LMClient) -> tuple[float, Any]:
+    async def _one(self, task: ValuePrompts, node: Node[Any], model: Session) -> tuple[float, Any]:
         labels = list(self.scale.labels)
-        lps = await client.score(task.value_prompt(node.state, self.chat), [" " + lab for lab in labels], "value")
+        lps = await model.score(task.value_prompt(node.state, self.chat), [" " + lab for lab in labels], "value")
         if lps is None:
             return 0.0, {"error": "scoring failed"}
         top = max(lps)
@@ -84,12 +84,12 @@ class Likelihood:
         return score, {"p": {k: round(v, 4) for k, v in probs.items()}}
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         if not isinstance(prompts := task, ValuePrompts):
             raise missing(task, ValuePrompts, f"evaluator `{self.name}`")
-        if client is None:
+        if model is None:
             raise no_model(f"evaluator `{self.name}`")
-        return list(await client.gather(*(self._one(prompts, nd, client) for nd in nodes)))
+        return list(await model.gather(*(self._one(prompts, nd, model) for nd in nodes)))
 
 
 # re.ASCII: \d would also match other scripts' digits, which int() then reads.
@@ -117,15 +117,15 @@ class Vote:
     needs: ClassVar[Needs] = Needs((VotePrompt,), model=True)
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         if not isinstance(prompt := task, VotePrompt):
             raise missing(task, VotePrompt, f"evaluator `{self.name}`")
-        if client is None:
+        if model is None:
             raise no_model(f"evaluator `{self.name}`")
         p = self.params
         params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
                            seed=p.seed, chat=self.chat)
-        texts = await client.complete(prompt.vote_prompt([nd.state for nd in nodes], self.chat), params, "vote")
+        texts = await model.complete(prompt.vote_prompt([nd.state for nd in nodes], self.chat), params, "vote")
         votes = [0] * len(nodes)
         for t in texts:
             # The prompt may end with "The best choice is", so the answer can be a bare number.
@@ -144,7 +144,7 @@ class Prior:
     needs: ClassVar[Needs] = Needs()
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         return [(nd.prior if nd.prior is not None else 0.0, None) for nd in nodes]
 
 
@@ -157,7 +157,7 @@ class Oracle:
     needs: ClassVar[Needs] = Needs((HasOracle,))
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         if not isinstance(exact := task, HasOracle):
             raise missing(task, HasOracle, f"evaluator `{self.name}`")
         oracle = exact.oracle
@@ -175,7 +175,7 @@ class RandomOrder:
     needs: ClassVar[Needs] = Needs()
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         out = []
         for nd in nodes:
             digest = hashlib.sha256(f"{self.seed}\0{task.describe(nd.state)}".encode()).digest()

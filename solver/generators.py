@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Protocol
 
 from solver.capabilities import ChoicePrompt, LegalMoves, Needs, ProposePrompts, SamplePrompts, missing, no_model
 from solver.lm.base import GenParams
-from solver.lm.client import LMClient
+from solver.lm.session import Session
 from solver.task import Task, Thought
 
 
@@ -19,7 +19,7 @@ class Generator(Protocol):
 
     name: str
 
-    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         ...
 
 
@@ -32,12 +32,12 @@ class Propose:
     name: str = "propose"
     needs: ClassVar[Needs] = Needs((ProposePrompts,), model=True)
 
-    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         if not isinstance(prompts := task, ProposePrompts):
             raise missing(task, ProposePrompts, f"generator `{self.name}`")
-        if client is None:
+        if model is None:
             raise no_model(f"generator `{self.name}`")
-        texts = await client.complete(prompts.propose_prompt(state, self.chat), self.params, "propose")
+        texts = await model.complete(prompts.propose_prompt(state, self.chat), self.params, "propose")
         out: list[Thought] = []
         for text in texts:
             out.extend(prompts.parse_proposals(state, text))
@@ -54,15 +54,15 @@ class Sample:
     name: str = "sample"
     needs: ClassVar[Needs] = Needs((SamplePrompts,), model=True)
 
-    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         if not isinstance(prompts := task, SamplePrompts):
             raise missing(task, SamplePrompts, f"generator `{self.name}`")
-        if client is None:
+        if model is None:
             raise no_model(f"generator `{self.name}`")
         params = GenParams(n=self.k, temperature=self.params.temperature,
                            max_tokens=self.params.max_tokens, stop=self.params.stop,
                            seed=self.params.seed, chat=self.chat)
-        texts = await client.complete(prompts.sample_prompt(state, self.chat), params, "sample")
+        texts = await model.complete(prompts.sample_prompt(state, self.chat), params, "sample")
         return first_thoughts(prompts, state, texts)
 
 
@@ -92,16 +92,16 @@ class EnumerateRank:
         """Ranked: legal moves, the propose prompt and a model; unranked: legal moves only."""
         return Needs((LegalMoves, ProposePrompts), model=True) if self.rank else Needs((LegalMoves,))
 
-    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         if not isinstance(moves := task, LegalMoves):
             raise missing(task, LegalMoves, f"generator `{self.name}`")
         thoughts = list(moves.legal_thoughts(state))
-        if not self.rank or not thoughts or client is None:
+        if not self.rank or not thoughts or model is None:
             return thoughts
         if not isinstance(prompts := task, ProposePrompts):
             raise missing(task, ProposePrompts, f"generator `{self.name}`")
         prompt = prompts.propose_prompt(state, self.chat)
-        scores = await client.score(prompt, [t.text + "\n" for t in thoughts], "rank")
+        scores = await model.score(prompt, [t.text + "\n" for t in thoughts], "rank")
         if scores is None:
             return thoughts
         ranked = [Thought(t.text, s if math.isfinite(s) else -math.inf) for t, s in zip(thoughts, scores, strict=False)]
@@ -125,19 +125,19 @@ class EnumerateChoice:
     exhaustive: bool = True
     needs: ClassVar[Needs] = Needs((LegalMoves, ChoicePrompt), model=True)
 
-    async def __call__(self, task: Task[Any], state: Any, client: LMClient | None) -> list[Thought]:
+    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         if not isinstance(moves := task, LegalMoves):
             raise missing(task, LegalMoves, f"generator `{self.name}`")
         if not isinstance(chooser := task, ChoicePrompt):
             raise missing(task, ChoicePrompt, f"generator `{self.name}`")
         thoughts = list(moves.legal_thoughts(state))
         make_prompt = chooser.choice_prompt
-        if not thoughts or client is None:
+        if not thoughts or model is None:
             return thoughts
         p = self.params
         params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
                            seed=p.seed, chat=self.chat)
-        texts = await client.complete(make_prompt(state, thoughts, self.chat), params, "choice")
+        texts = await model.complete(make_prompt(state, thoughts, self.chat), params, "choice")
         votes = [0] * len(thoughts)
         for text in texts:
             m = _CHOICE_RE.match(text)

@@ -88,9 +88,14 @@ def make_client(s: Settings, backend: Backend | None = None) -> LMClient | None:
         return None
     backend = backend or make_backend(s)
     cache = Cache(s.cache) if s.cache else None
-    usage = Usage(budget=s.budget, model=backend.model)
+    return LMClient(backend, cache, s.cache_mode if cache is not None else "off", s.concurrency)
+
+
+def usage_for(s: Settings, client: LMClient | None) -> Usage:
+    """Fresh counters for one run under the settings' budget and prices."""
+    usage = Usage(budget=s.budget, model=client.backend.model if client is not None else "")
     usage.prices.update(s.prices)
-    return LMClient(backend, usage, cache, s.cache_mode if cache is not None else "off", s.concurrency)
+    return usage
 
 
 def make_parts(task: Any, s: Settings) -> tuple[Generator, Evaluator]:
@@ -116,11 +121,9 @@ def check_settings(task: Any, s: Settings) -> None:
 
 async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
                 trace: Trace | None = None) -> SearchResult:
-    """One puzzle with fresh usage counters (the client and its cache are shared)."""
-    usage = Usage(budget=s.budget, model=client.backend.model if client else "")
-    usage.prices.update(s.prices)
-    if client is not None:
-        client.usage = usage
+    """One puzzle with its own usage counters and budget (the client and its cache may be shared,
+    also by runs going on at the same time)."""
+    usage = usage_for(s, client)
     gen, ev = make_parts(task, s)
     require_parts(task, gen, ev if s.method != "long" or s.evaluator == "oracle" else None, model=client)
     trace = trace or Trace()

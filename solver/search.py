@@ -15,7 +15,8 @@ from solver.budget import BudgetExhausted, Usage
 from solver.capabilities import MissingCapability, Unchecked, missing_message, require_parts
 from solver.evaluators import Evaluator
 from solver.generators import Generator
-from solver.lm.client import LMClient, gather_all
+from solver.lm.client import LMClient
+from solver.lm.session import Session, gather_all, trace_sink
 from solver.node import Node, NodeFactory
 from solver.task import Task, Thought
 from solver.trace import Trace
@@ -65,7 +66,9 @@ class SearchResult:
 
 
 class _Run:
-    """Shared machinery of one search: gate, trace and answer re-verification."""
+    """Shared machinery of one search: gate, trace and answer re-verification. The run's own
+    model session (``model``; None without a client) counts this run's usage against its budget
+    and writes this run's failed model calls into its trace, whoever else shares the client."""
 
     def __init__(self, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
                  client: LMClient | None, trace: Trace, usage: Usage, gate: bool = True) -> None:
@@ -73,14 +76,13 @@ class _Run:
         if not gate and not isinstance(task, Unchecked):
             raise MissingCapability(missing_message(task, Unchecked, "a search without the gate (gate=False)"))
         self.task, self.puzzle, self.gate = task, puzzle, gate
-        self.generator, self.evaluator, self.client = generator, evaluator, client
+        self.generator, self.evaluator = generator, evaluator
         self.trace, self.usage = trace, usage
+        self.model: Session | None = None if client is None else client.session(usage, trace_sink(trace))
         self.nodes = NodeFactory()
         self.best: Node[Any] | None = None
         self.reports: dict[str, AnswerReport] = {}
         self.proposed = self.rejected = self.expanded = 0
-        if client is not None:
-            client.on_event = lambda ev: trace.emit(ev.pop("event"), **ev)  # type: ignore[arg-type]
 
     def root(self) -> Node[Any]:
         node = self.nodes.make(self.task.root(self.puzzle), None)
@@ -95,7 +97,7 @@ class _Run:
         self.usage.check_step()
         self.expanded += 1
         self.trace.emit("expand", node=node.id, depth=node.depth)
-        return await self.generator(self.task, node.state, self.client)
+        return await self.generator(self.task, node.state, self.model)
 
     def gate_all(self, node: Node[Any], thoughts: list[Thought]) -> list[Node[Any]]:
         """Gate ``thoughts`` proposed for ``node``. Synchronous, so BFS can gate its frontier in
@@ -141,7 +143,7 @@ class _Run:
     async def score(self, nodes: list[Node[Any]]) -> None:
         if not nodes:
             return
-        results = await self.evaluator(self.task, nodes, self.client)
+        results = await self.evaluator(self.task, nodes, self.model)
         for nd, (score, detail) in zip(nodes, results, strict=False):
             nd.score, nd.detail = score, detail
             self.trace.emit("score", node=nd.id, score=score, detail=detail)
@@ -186,6 +188,11 @@ class _Run:
         return res
 
 
+def _run_usage(client: LMClient | None) -> Usage:
+    """Fresh counters, without limits, for a run that was given no ``usage``."""
+    return Usage(model=client.backend.model if client is not None else "")
+
+
 async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
               client: LMClient | None, *, breadth: int = 5, depth: int | None = None,
               early_stop: bool = True, trace: Trace | None = None,
@@ -193,7 +200,7 @@ async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
     """BFS with beam ``breadth`` for ``depth`` levels (default: the task's maximum).
     ``gate=False`` lets rejected thoughts in through the task's ``apply_unchecked`` (ablation)."""
     trace = trace or Trace()
-    usage = usage or (client.usage if client is not None else Usage())
+    usage = usage or _run_usage(client)
     run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)
     trace.emit("search", method="tot-bfs", breadth=breadth, depth=depth or task.max_depth,
                generator=generator.name, evaluator=evaluator.name)
@@ -254,7 +261,7 @@ async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
     pruned; an exhausted subtree backtracks to its parent, whose state is still held as it was.
     ``max_children`` caps how many children of one node are tried (Long's C)."""
     trace = trace or Trace()
-    usage = usage or (client.usage if client is not None else Usage())
+    usage = usage or _run_usage(client)
     threshold = evaluator.prune_below if prune_below is None else prune_below
     max_depth = depth or task.max_depth
     run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)

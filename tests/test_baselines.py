@@ -30,7 +30,7 @@ def run(coro):
 
 def client(respond):
     backend = ScriptedBackend(respond)
-    return LMClient(backend, Usage(model=backend.model)), backend
+    return LMClient(backend), backend
 
 
 def baseline(method, respond, puzzle=PUZZLE, **cfg):
@@ -140,7 +140,7 @@ def test_refine_stops_after_the_given_rounds_with_distinct_seeds():
 
 def test_budget_stops_a_baseline_and_says_so():
     backend = ScriptedBackend(lambda p, g, i: " 1 + 1")
-    c = LMClient(backend, Usage(model=backend.model))
+    c = LMClient(backend)
     usage = Usage(budget=Budget(calls=2), model=backend.model)
     res = run(run_baseline(Game24(), PUZZLE, "refine", c, BaselineConfig(rounds=10), Trace(), usage))
     assert res.stopped_by == "calls" and res.answer is None and len(backend.requests) == 2
@@ -152,8 +152,9 @@ def test_failed_calls_give_no_answer_and_are_counted():
     def respond(p, g, i):
         raise LMError("server down")
 
-    res, _, _ = baseline("io", respond)
+    res, _, trace = baseline("io", respond)
     assert res.answer is None and res.usage.failed_calls == 1 and res.raw_answers == 0
+    assert [e["error"] for e in trace.of("lm_error")] == ["server down"]  # in this run's own trace
 
 
 def test_supports_and_unknown_method():

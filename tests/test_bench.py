@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from solver.budget import Usage
 from solver.evaluators import Oracle
 from solver.generators import Propose
 from solver.lm.base import GenParams, LMError
@@ -227,7 +226,7 @@ def test_tree_lost_at_replays_the_trace():
 
     backend = ScriptedBackend(respond2)
     trace = Trace()
-    res = asyncio.run(bfs(task, "4 9 10 13", Propose(), Oracle(), LMClient(backend, Usage()), breadth=5,
+    res = asyncio.run(bfs(task, "4 9 10 13", Propose(), Oracle(), LMClient(backend), breadth=5,
                           trace=trace))
     assert not res.verified
     # 4 4 10 (depth 1) is solvable and kept; its only child 8 10 is not: lost at step 2.

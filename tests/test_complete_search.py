@@ -18,7 +18,6 @@ from typing import Any, Sequence
 import pytest
 from constraint import AllDifferentConstraint, Problem
 
-from solver.budget import Usage
 from solver.complete import complete_dfs
 from solver.evaluators import Likelihood
 from solver.generators import make_generator
@@ -186,7 +185,7 @@ def _likelihood_trace(puzzle: str, noise: float, decimals: int = 3) -> list[tupl
         return base + noise * (h / 2**32 - 0.5)
 
     backend = ScriptedBackend(scorer=scorer)
-    client = LMClient(backend, Usage())
+    client = LMClient(backend)
     trace = Trace()
     res = _solve(Game24(), puzzle, Likelihood(), trace=trace, client=client, decimals=decimals)
     return [(e["event"], e.get("node"), e.get("thought")) for e in trace.events

@@ -192,7 +192,7 @@ def test_json_proposals_from_a_scripted_model_with_fresh_seeds():
     trace = Trace()
     res = run(long_search(Sudoku(), p.text, Propose(), client, trace=trace))
     assert res.verified and res.answer == format_board(sol)
-    assert res.rejected == 1 and client.usage.calls == 5  # 4 blanks, one retry with a new seed
+    assert res.rejected == 1 and res.usage.calls == 5  # 4 blanks, one retry with a new seed
     seeds = [e for e in trace.of("expand")]
     assert [e["request"] for e in seeds].count(2) == 1
 

@@ -5,7 +5,7 @@ import json
 import shutil
 from pathlib import Path
 
-from solver.budget import Budget, Usage
+from solver.budget import Budget
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.run import Settings, solve
@@ -29,7 +29,7 @@ def test_replay_reproduces_recorded_crossword_run(tmp_path):
     shutil.copy(DATA / "crosswords_gemma.sqlite", db)
     s = Settings(method="tot-dfs", generator="propose", evaluator="clues", budget=Budget(steps=3),
                  cache=str(db), cache_mode="replay")
-    client = LMClient(NoModel(), Usage(), Cache(db), "replay")
+    client = LMClient(NoModel(), Cache(db), "replay")
     trace = Trace()
     res = asyncio.run(solve(Crosswords(), load_puzzles(PUZZLES)[0].text(), s, client, trace))
     got = res.summary()

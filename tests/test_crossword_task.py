@@ -171,7 +171,7 @@ def test_dfs_never_exceeds_its_step_cap(small_lex, cap):
 
 
 def _fake_client(backend):
-    return LMClient(backend, Usage(model=backend.model))
+    return LMClient(backend)
 
 
 def test_clue_judge_prunes_on_impossible(small_lex):
@@ -190,11 +190,11 @@ def test_clue_judge_prunes_on_impossible(small_lex):
     f = NodeFactory()
     nodes = [f.make(ok, None), f.make(bad, None)]
     backend = ScriptedBackend(scorer=scorer)
-    client = _fake_client(backend)
-    scores = run(ClueJudge()(task, nodes, client))
+    model = _fake_client(backend).session()
+    scores = run(ClueJudge()(task, nodes, model))
     assert scores[0][0] == 1.0 and scores[1][0] == 0.0
     assert scores[1][1]["labels"]["v1"] == "impossible"
-    assert client.usage.calls == 2 * 9  # one per open clue of each state
+    assert model.usage.calls == 2 * 9  # one per open clue of each state
     assert len(backend.score_requests) == 10  # the same clue with the same letters is asked once
 
 
@@ -205,7 +205,7 @@ def test_clue_rank_orders_by_likelihood_after_the_clue(small_lex):
     task = Crosswords(small_lex, candidates=5)
     state = task.check(task.root(P1.text()), Thought("h1. AGEND")).state
     backend = ScriptedBackend(scorer=scorer)
-    out = run(ClueRank()(task, state, _fake_client(backend)))
+    out = run(ClueRank()(task, state, _fake_client(backend).session()))
     assert out[0].text == "v1. AMASS"
     assert all("Clue: " in p for p, _ in backend.score_requests)
     assert {t.text for t in out} == {t.text for t in task.legal_thoughts(state)}

@@ -48,8 +48,9 @@ def _client(concurrency: int) -> tuple[LMClient, Stub]:
 def test_samples_a_server_ignored_n_for_fan_out_within_the_bound(concurrency: int) -> None:
     async def go() -> tuple[list[str], list[str], Stub]:
         client, stub = _client(concurrency)
-        first = await client.complete("p", GenParams(n=8, seed=10))
-        second = await client.complete("q", GenParams(n=8, seed=10))  # now known to ignore n
+        model = client.session()
+        first = await model.complete("p", GenParams(n=8, seed=10))
+        second = await model.complete("q", GenParams(n=8, seed=10))  # now known to ignore n
         await client.close()
         return first, second, stub
 
@@ -65,7 +66,7 @@ def test_echo_scores_go_out_together_within_the_bound(concurrency: int) -> None:
     async def go() -> tuple[list[float] | None, Stub]:
         client, stub = _client(concurrency)
         conts = [" a", " bb", " ccc", " dddd", " e"]
-        scores = await client.score("prompt", conts)
+        scores = await client.session().score("prompt", conts)
         await client.close()
         return scores, stub
 

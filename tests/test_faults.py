@@ -113,11 +113,11 @@ def test_server_that_ignores_n_is_asked_for_the_missing_samples() -> None:
 def test_client_records_a_failed_call_instead_of_raising(fault: str) -> None:
     async def go(url: str) -> tuple[list[str], Usage, list[dict[str, object]]]:
         backend = OpenAIBackend("m", url, api_key="sk-test", max_retries=1)
-        client = LMClient(backend, Usage(model="m"))
+        client = LMClient(backend)
         events: list[dict[str, object]] = []
-        client.on_event = events.append
+        model = client.session(on_event=events.append)
         try:
-            return await client.complete("hi", GenParams(n=2), "propose"), client.usage, events
+            return await model.complete("hi", GenParams(n=2), "propose"), model.usage, events
         finally:
             await client.close()
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from solver.budget import Usage
 from solver.lm.base import Completion, GenParams, LMError
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
@@ -20,10 +19,11 @@ from tests.fakes import ScriptedBackend
 @pytest.mark.parametrize("modes", [["ok"], ["one"]], ids=["honours-n", "ignores-n"])
 def test_server_logprobs_are_summed_per_sample(chat: bool, modes: list[str]) -> None:
     async def go(url: str) -> tuple[list[tuple[str, float | None]], list[str]]:
-        client = LMClient(OpenAIBackend("fake", url, max_retries=0), Usage())
+        client = LMClient(OpenAIBackend("fake", url, max_retries=0))
         try:
-            scored = await client.complete_scored("Input: 4 6\n", GenParams(n=2, chat=chat))
-            plain = await client.complete("Input: 4 6\n", GenParams(n=2, chat=chat))
+            model = client.session()
+            scored = await model.complete_scored("Input: 4 6\n", GenParams(n=2, chat=chat))
+            plain = await model.complete("Input: 4 6\n", GenParams(n=2, chat=chat))
         finally:
             await client.close()
         return scored, plain
@@ -44,8 +44,8 @@ class WithLogprobs(ScriptedBackend):
 def test_logprobs_are_recorded_and_replayed(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
     live = WithLogprobs(lambda p, g, i: f"text{i}")
-    rec = LMClient(live, Usage(), Cache(db), "record")
-    first = asyncio.run(rec.complete_scored("hello", GenParams(n=3)))
+    rec = LMClient(live, Cache(db), "record")
+    first = asyncio.run(rec.session().complete_scored("hello", GenParams(n=3)))
     assert first == [("text0", -1.0), ("text1", -2.0), ("text2", -3.0)]
     asyncio.run(rec.close())
 
@@ -55,10 +55,10 @@ def test_logprobs_are_recorded_and_replayed(tmp_path: Path) -> None:
 
     dead = Dead()
     dead.name, dead.model = live.name, live.model
-    rep = LMClient(dead, Usage(), Cache(db), "replay")
-    assert asyncio.run(rep.complete_scored("hello", GenParams(n=3))) == first
+    rep = LMClient(dead, Cache(db), "replay")
+    assert asyncio.run(rep.session().complete_scored("hello", GenParams(n=3))) == first
 
 
 def test_backend_without_logprobs_gives_none() -> None:
-    client = LMClient(ScriptedBackend(lambda p, g, i: "x"), Usage())
-    assert asyncio.run(client.complete_scored("hi", GenParams(n=2))) == [("x", None), ("x", None)]
+    client = LMClient(ScriptedBackend(lambda p, g, i: "x"))
+    assert asyncio.run(client.session().complete_scored("hi", GenParams(n=2))) == [("x", None), ("x", None)]

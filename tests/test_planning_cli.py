@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from solver.budget import Usage
 from solver.lm.client import LMClient
 from solver.tools.cli import main
 from tasks.planning.blocksworld import DOMAIN, problem
@@ -102,7 +101,7 @@ def _args(files: Path, method: str, **kw: object) -> argparse.Namespace:
 
 def _run(files: Path, method: str, answers: list[str], **kw: object) -> tuple[int, dict, ScriptedBackend]:
     backend = ScriptedBackend(lambda prompt, params, i: answers.pop(0) if answers else "")
-    code = asyncio.run(PLUGIN.run_method(_args(files, method, **kw), lambda: LMClient(backend, Usage())))
+    code = asyncio.run(PLUGIN.run_method(_args(files, method, **kw), lambda: LMClient(backend)))
     return code, backend, backend
 
 
@@ -128,6 +127,12 @@ def test_llmp_plan_that_only_fits_the_models_own_problem_is_not_solved(
     out = json.loads(capsys.readouterr().out)
     assert out["checked_against"] == "the model's own problem" and not out["solved"]
     assert "An example planning problem" not in backend.requests[0][0]
+
+
+def test_llmp_keeps_the_runs_call_budget(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, backend, _ = _run(files, "llmp", ["no pddl here"] * 5, repairs=3, budget_calls=2)
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["error"] == "the calls budget ran out" and len(backend.requests) == 2
 
 
 def test_llmp_gives_up_after_the_repairs(files: Path, capsys: pytest.CaptureFixture[str]) -> None:

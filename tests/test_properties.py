@@ -28,6 +28,7 @@ from solver.generators import make_generator
 from solver.lm.base import Completion, GenParams
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
+from solver.lm.session import Session
 from solver.node import Node, NodeFactory
 from solver.search import SearchResult, bfs, dfs
 from solver.task import Thought
@@ -268,8 +269,8 @@ class RecordingGenerator:
     def __init__(self, inner: Any, sink: list[tuple[Any, Thought]]) -> None:
         self.inner, self.sink, self.name = inner, sink, inner.name
 
-    async def __call__(self, task: Any, state: Any, client: LMClient | None) -> list[Thought]:
-        out = await self.inner(task, state, client)
+    async def __call__(self, task: Any, state: Any, model: Session | None) -> list[Thought]:
+        out = await self.inner(task, state, model)
         self.sink.extend((state, t) for t in out)
         return out
 
@@ -318,7 +319,7 @@ async def _run_case(case: Case, trace: Trace, backend: ScriptedBackend | None = 
     task = make_task(case)
     backend = backend or (toy_model if case.task == "toy" else game24_model)(case.seed, case.p_valid)
     usage = Usage(budget=Budget(calls=case.calls, tokens=case.tokens, steps=case.steps), model=backend.model)
-    client = LMClient(backend, usage, cache, mode, concurrency=case.concurrency)  # type: ignore[arg-type]
+    client = LMClient(backend, cache, mode, concurrency=case.concurrency)  # type: ignore[arg-type]
     thoughts: list[tuple[Any, Thought]] = []
     gen = RecordingGenerator(make_generator(case.generator, k=3, seed=case.seed), thoughts)
     ev = make_evaluator(case.evaluator, n=2, seed=case.seed)

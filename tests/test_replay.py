@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from solver.budget import Usage
 from solver.lm.base import GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
@@ -30,7 +29,7 @@ def test_replay_reproduces_recorded_run(run, tmp_path):
     shutil.copy(DATA / "game24_gemma.sqlite", db)
     s = Settings(generator=run["generator"], evaluator=run["evaluator"], breadth=run["breadth"],
                  cache=str(db), cache_mode="replay")
-    client = LMClient(NoModel(), Usage(), Cache(db), "replay")
+    client = LMClient(NoModel(), Cache(db), "replay")
     trace = Trace()
     res = asyncio.run(solve(Game24(), run["puzzle"], s, client, trace))
     got = res.summary()
@@ -69,16 +68,16 @@ def _step_true(have: list, reading: ref.Reading) -> bool:
 
 
 def test_replay_miss_is_a_clear_error(tmp_path):
-    client = LMClient(NoModel(), Usage(), Cache(tmp_path / "empty.sqlite"), "replay")
+    client = LMClient(NoModel(), Cache(tmp_path / "empty.sqlite"), "replay")
     with pytest.raises(CacheMiss, match="replay-only cache has no recording"):
-        asyncio.run(client.complete("never seen", GenParams()))
+        asyncio.run(client.session().complete("never seen", GenParams()))
 
 
 def test_record_then_replay_with_fake(tmp_path):
     db = tmp_path / "s.sqlite"
     backend = ScriptedBackend(lambda p, g, i: f"{p}#{i}")
-    rec = LMClient(backend, Usage(), Cache(db), "record")
-    texts = asyncio.run(rec.complete("hello", GenParams(n=3)))
+    rec = LMClient(backend, Cache(db), "record")
+    texts = asyncio.run(rec.session().complete("hello", GenParams(n=3)))
     assert texts == ["hello#0", "hello#1", "hello#2"]
     asyncio.run(rec.close())
 
@@ -88,7 +87,7 @@ def test_record_then_replay_with_fake(tmp_path):
 
     dead = Dead()
     dead.name, dead.model = backend.name, backend.model
-    rep = LMClient(dead, Usage(), Cache(db), "replay")
-    assert asyncio.run(rep.complete("hello", GenParams(n=3))) == texts
+    rep = LMClient(dead, Cache(db), "replay")
+    assert asyncio.run(rep.session().complete("hello", GenParams(n=3))) == texts
     with pytest.raises(CacheMiss):  # a different temperature is a different request
-        asyncio.run(rep.complete("hello", GenParams(n=3, temperature=0.1)))
+        asyncio.run(rep.session().complete("hello", GenParams(n=3, temperature=0.1)))

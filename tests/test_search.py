@@ -45,8 +45,13 @@ def run(coro):
     return asyncio.run(coro)
 
 
-def client_for(backend, **budget):
-    return LMClient(backend, Usage(budget=Budget(**budget), model=backend.model))
+def client_for(backend):
+    return LMClient(backend)
+
+
+def session_for(backend):
+    """A run's session of a fresh client, for calling a generator or evaluator directly."""
+    return LMClient(backend).session()
 
 
 def test_bfs_gate_blocks_invalid_thoughts_and_finds_verified_answer():
@@ -102,7 +107,8 @@ def test_answer_is_reverified_from_puzzle_text():
 
 def test_call_budget_stops_search_and_says_so():
     backend = ScriptedBackend(respond)
-    res = run(bfs(Game24(), "4 9 10 13", Propose(), Value(n=1), client_for(backend, calls=3), breadth=5))
+    res = run(bfs(Game24(), "4 9 10 13", Propose(), Value(n=1), client_for(backend), breadth=5,
+                  usage=Usage(budget=Budget(calls=3))))
     assert res.stopped_by == "calls"
     assert res.usage.calls <= 3
     assert len(backend.requests) <= 3
@@ -136,7 +142,7 @@ def test_dfs_prunes_below_threshold_with_oracle():
 def test_ranking_orders_by_model_likelihood():
     backend = ScriptedBackend(scorer=lambda p, c: -len(c))
     task = Game24()
-    out = run(EnumerateRank()(task, task.root("4 9 10 13"), client_for(backend)))
+    out = run(EnumerateRank()(task, task.root("4 9 10 13"), session_for(backend)))
     priors = [t.prior for t in out]
     assert priors == sorted(priors, reverse=True)
     assert len(out) == len(task.legal_thoughts(task.root("4 9 10 13")))
@@ -166,13 +172,13 @@ def test_vote_parser_reads_whole_number(text, n, want):
 
 def test_identical_requests_are_made_once():
     backend = ScriptedBackend(respond)
-    client = client_for(backend)
+    model = session_for(backend)
     task = Game24()
     st = task.root("4 9 10 13")
     gen = Propose()
-    run(gen(task, st, client))
-    run(gen(task, st, client))
-    assert len(backend.requests) == 1 and client.usage.cache_hits == 1
+    run(gen(task, st, model))
+    run(gen(task, st, model))
+    assert len(backend.requests) == 1 and model.usage.cache_hits == 1
 
 
 def test_gate_in_task_check_is_exact():
@@ -190,7 +196,7 @@ def test_choice_generator_orders_by_votes_and_ignores_garbage():
     st = task.root("2 3 8 9")
     picks = [" 3", " 3", " 999", "abc", " 1"]
     backend = ScriptedBackend(lambda p, g, i: picks[i])
-    out = run(EnumerateChoice(n=5)(task, st, client_for(backend)))
+    out = run(EnumerateChoice(n=5)(task, st, session_for(backend)))
     legal = [t.text for t in task.legal_thoughts(st)]
     assert sorted(t.text for t in out) == sorted(legal)
     assert out[0].text == legal[2] and out[0].prior == 2.0
@@ -206,7 +212,7 @@ def test_vote_reads_a_bare_number_after_a_prompt_ending_in_the_phrase():
     f = NodeFactory()
     nodes = [f.make(task.root(p), None) for p in ("1 1 1 1", "4 9 10 13", "2 2 2 2")]
     backend = ScriptedBackend(lambda p, g, i: [" 2", " 2\n", "The best choice is 3", " 12", ""][i])
-    scores = run(Vote(n=5)(task, nodes, client_for(backend)))
+    scores = run(Vote(n=5)(task, nodes, session_for(backend)))
     assert [s for s, _ in scores] == [0.0, 2.0, 1.0]
 
 

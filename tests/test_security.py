@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from solver.budget import Usage
 from solver.evaluators import Value, Vote
 from solver.generators import Propose, Sample
 from solver.lm.base import GenParams, LMError
@@ -201,7 +200,7 @@ def test_hostile_model_text_is_never_executed(monkeypatch: Any) -> None:
     _armed = True
     try:
         for search, gen, ev in runs:
-            client = LMClient(backend, Usage(model="m"))
+            client = LMClient(backend)
             res = asyncio.run(search(task, "4 9 10 13", gen, ev, client))
             assert res.answer is None or MARKER not in res.answer
         for line in HOSTILE_LINES:
@@ -237,7 +236,7 @@ def test_cache_and_trace_files_are_plain_json(tmp_path: Path) -> None:
 
     db, path = tmp_path / "c.sqlite", tmp_path / "t.jsonl"
     backend = ScriptedBackend(hostile, scorer=lambda p, c: -len(c))
-    client = LMClient(backend, Usage(model="m"), Cache(db), "record")
+    client = LMClient(backend, Cache(db), "record")
     trace = Trace(path)
     asyncio.run(bfs(Game24(), "4 9 10 13", Propose(), Value(n=2), client, trace=trace))
     trace.close()

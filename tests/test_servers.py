@@ -52,8 +52,9 @@ def test_a_slow_server_is_given_more_time_not_flooded() -> None:
         backend, notes = _backend(url, timeout=0.4, max_retries=2)
         client = LMClient(backend, concurrency=4)
         try:
-            first = await client.complete("a", GenParams(n=1))
-            rest = await asyncio.gather(*(client.complete(p, GenParams(n=1)) for p in "bcd"))
+            model = client.session()
+            first = await model.complete("a", GenParams(n=1))
+            rest = await asyncio.gather(*(model.complete(p, GenParams(n=1)) for p in "bcd"))
             return [first, *rest], notes
         finally:
             await client.close()
@@ -170,9 +171,9 @@ def test_context_overflow_is_one_failed_call_with_the_servers_words() -> None:
         backend, _ = _backend(url)
         client = LMClient(backend)
         events: list[dict[str, object]] = []
-        client.on_event = events.append
+        model = client.session(on_event=events.append)
         try:
-            return await client.complete("x", GenParams()), events
+            return await model.complete("x", GenParams()), events
         finally:
             await client.close()
 
@@ -186,9 +187,9 @@ def test_chat_on_a_server_without_chat_names_the_capability() -> None:
     async def go(url: str) -> tuple[list[str], list[dict[str, object]]]:
         client = LMClient(_backend(url)[0])
         events: list[dict[str, object]] = []
-        client.on_event = events.append
+        model = client.session(on_event=events.append)
         try:
-            return await client.complete("x", GenParams(chat=True)), events
+            return await model.complete("x", GenParams(chat=True)), events
         finally:
             await client.close()
 
@@ -210,7 +211,8 @@ def test_pool_spreads_requests_within_each_endpoints_limit() -> None:
         pool = EndpointPool([_backend(u, max_retries=0)[0] for u in urls], concurrency=2, notify=None)
         client = LMClient(pool, concurrency=2)
         try:
-            return list(await asyncio.gather(*(client.complete(f"p{i}", GenParams(n=1)) for i in range(24))))
+            model = client.session()
+            return list(await asyncio.gather(*(model.complete(f"p{i}", GenParams(n=1)) for i in range(24))))
         finally:
             await client.close()
 
@@ -234,7 +236,8 @@ def test_pool_fails_over_from_a_dead_endpoint_and_says_so() -> None:
         pool = EndpointPool([_backend(u, max_retries=0)[0] for u in urls], concurrency=2, notify=notes.append)
         client = LMClient(pool, concurrency=2)
         try:
-            return list(await asyncio.gather(*(client.complete(f"p{i}", GenParams(n=1)) for i in range(8))))
+            model = client.session()
+            return list(await asyncio.gather(*(model.complete(f"p{i}", GenParams(n=1)) for i in range(8))))
         finally:
             await client.close()
 

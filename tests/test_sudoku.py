@@ -220,7 +220,7 @@ def test_baselines_are_gated():
     task = Sudoku()
     good = LMClient(ScriptedBackend(lambda p, g, i: ' {"rows": ["321", "132", "213"]}'))
     res = asyncio.run(run_baseline(task, PUZZLE, "few-shot", good))
-    assert res.verified and res.answer == SOLUTION and good.usage.calls == 1
+    assert res.verified and res.answer == SOLUTION and res.usage.calls == 1
     bad = LMClient(ScriptedBackend(lambda p, g, i: ' {"rows": ["321", "132", "231"]}'))
     res = asyncio.run(run_baseline(task, PUZZLE, "zero-shot", bad))
     assert not res.verified and res.rejected == 1

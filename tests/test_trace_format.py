@@ -13,7 +13,6 @@ from typing import Any, Callable
 
 import pytest
 
-from solver.budget import Usage
 from solver.lm.base import LMError
 from solver.lm.client import LMClient
 from solver.run import Settings, make_client, solve
@@ -99,7 +98,7 @@ def test_every_writer_writes_only_documented_events_and_fields(tmp_path: Path) -
     from solver.tools.baselines import BaselineConfig, run_baseline
 
     answers = iter([" (10 - 4) * (13 - 8) = 24", " (10 - 4) * (13 - 9) = 24"])
-    client = LMClient(ScriptedBackend(lambda p, g, i: next(answers)), Usage())
+    client = LMClient(ScriptedBackend(lambda p, g, i: next(answers)))
     trace = Trace()
     asyncio.run(run_baseline(Game24(), "4 9 10 13", "io-best", client, BaselineConfig(samples=2), trace))
     seen |= _documented(trace.events)
@@ -110,7 +109,7 @@ def test_every_writer_writes_only_documented_events_and_fields(tmp_path: Path) -
     puzzle = generate(4, 3).text
     for reply in ("no board here", "1234|3412|2143|4321"):
         trace = Trace()
-        client = LMClient(ScriptedBackend(lambda p, g, i, r=reply: r), Usage())  # type: ignore[misc]
+        client = LMClient(ScriptedBackend(lambda p, g, i, r=reply: r))  # type: ignore[misc]
         asyncio.run(sudoku_baseline(Sudoku(), puzzle, "zero-shot", client, trace=trace))
         seen |= _documented(trace.events)
     assert seen >= set(EVENTS) - {"trace"}, set(EVENTS) - seen

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.budget import Usage
 from solver.evaluators import Prior, Value
 from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams, LMError
@@ -54,7 +53,7 @@ def scripted_bfs_trace(path: Path) -> None:
     trace = Trace(path)
     trace.emit("start", task="game24", puzzle="4 9 10 13", method="tot-bfs", model="fake:scripted",
                generator="propose", evaluator="value")
-    client = LMClient(ScriptedBackend(_respond), Usage(model="scripted"))
+    client = LMClient(ScriptedBackend(_respond))
     asyncio.run(bfs(Game24(), "4 9 10 13", Propose(), Value(n=1), client, breadth=2, trace=trace))
     trace.close()
 
@@ -193,7 +192,7 @@ def test_model_errors_attach_to_the_node_being_expanded():
             raise LMError("server said 500")
 
     trace = Trace()
-    client = LMClient(Broken(), Usage(model="broken"))
+    client = LMClient(Broken())
     asyncio.run(bfs(Game24(), "4 9 10 13", Propose(), Value(n=1), client, trace=trace))
     tree = build_tree(trace.events)
     assert tree.errors and "server said 500" in tree.errors[0]

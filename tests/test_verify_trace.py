@@ -221,12 +221,11 @@ def test_garbled_field_types_never_end_in_an_internal_error(trace_file: Path, tm
 
 
 def test_a_baseline_trace_re_checks_its_raw_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from solver.budget import Usage
     from solver.lm.client import LMClient
     from solver.tools.baselines import BaselineConfig, run_baseline
 
     answers = iter([" (10 - 4) * (13 - 8) = 24", " (10 - 4) * (13 - 9) = 24"])
-    client = LMClient(ScriptedBackend(lambda p, g, i: next(answers)), Usage())
+    client = LMClient(ScriptedBackend(lambda p, g, i: next(answers)))
     path = tmp_path / "b.jsonl"
     trace = Trace(path)
     res = asyncio.run(run_baseline(Game24(), "4 9 10 13", "io-best", client, BaselineConfig(samples=2), trace))

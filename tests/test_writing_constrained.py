@@ -13,7 +13,6 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.budget import Usage
 from solver.lm.client import LMClient
 from solver.run import Settings, solve
 from solver.task import Thought
@@ -44,7 +43,7 @@ def reference_ok(sentences, passage: str) -> bool:
 
 def _client(respond) -> LMClient:
     backend = ScriptedBackend(respond)
-    return LMClient(backend, Usage(model="scripted"))
+    return LMClient(backend)
 
 
 def _passages(respond, k=3, decomposition="plan"):
@@ -54,10 +53,11 @@ def _passages(respond, k=3, decomposition="plan"):
     client = _client(respond)
     if decomposition == "plan":
         state = task.check(state, Thought("A plan.")).state
-        return [t.text for t in asyncio.run(gen(task, state, client))], client
+        return [t.text for t in asyncio.run(gen(task, state, client.session()))], client
     out = []
+    model = client.session()
     for _ in range(4):
-        thoughts = asyncio.run(gen(task, state, client))
+        thoughts = asyncio.run(gen(task, state, model))
         assert thoughts
         out.append(thoughts[0].text)
         state = task.check(state, thoughts[0]).state

@@ -6,7 +6,6 @@ import dataclasses
 
 import pytest
 
-from solver.budget import Usage
 from solver.capabilities import LegalMoves
 from solver.evaluators import Vote, make_evaluator
 from solver.generators import Sample, make_generator
@@ -158,7 +157,7 @@ def _responder(passages):
 
 
 def _client(respond):
-    return LMClient(ScriptedBackend(respond), Usage())
+    return LMClient(ScriptedBackend(respond))
 
 
 @pytest.mark.parametrize("decomposition", ["plan", "paragraphs"])
@@ -186,7 +185,7 @@ def test_vote_reads_the_whole_number():
     nodes = NodeFactory()
     ns = [nodes.make(st, None) for st in states]
     client = _client(lambda p, g, i: " The best choice is 12")
-    scores = run(Vote(n=3)(t, ns, client))
+    scores = run(Vote(n=3)(t, ns, client.session()))
     assert scores[11][0] == 3 and scores[1][0] == 0
 
 
@@ -205,7 +204,7 @@ def test_baselines_gate_what_they_return():
 def test_refine_rounds_and_stop():
     # Coherence judged 3 every time, passages never pass: exactly 5 passages are written.
     backend = ScriptedBackend(lambda p, g, i: " 3" if p.endswith("Coherence score:") else BAD + f" v{len(p)}")
-    r = run(refine(S, LMClient(backend, Usage())))
+    r = run(refine(S, LMClient(backend)))
     assert len(r.raw) == 5 and not r.verified and r.judged == (3.0,) * 5
     assert sum(1 for p, _ in backend.requests if not p.endswith("Coherence score:")) == 5
     # A passing passage judged 9 ends the loop at once.
@@ -222,7 +221,7 @@ def test_refine_rounds_and_stop():
 
 def test_refine_gate_feedback_reaches_the_prompt():
     backend = ScriptedBackend(lambda p, g, i: " 2" if p.endswith("Coherence score:") else BAD)
-    run(refine(S, LMClient(backend, Usage()), rounds=2, gate_feedback=True))
+    run(refine(S, LMClient(backend), rounds=2, gate_feedback=True))
     assert any("paragraph 3 must end with sentence 3" in p for p, _ in backend.requests)
 
 
@@ -234,7 +233,7 @@ def test_parse_score(text, score):
 
 def test_coherence_averages_parsed_samples():
     answers = [" 8", " 6", " none"]
-    c = run(coherence(_client(lambda p, g, i: answers[i]), GOOD, n=3))
+    c = run(coherence(_client(lambda p, g, i: answers[i]).session(), GOOD, n=3))
     assert c.scores == (8, 6, None) and c.mean == 7.0
     assert Coherence((None,)).mean is None
 

@@ -28,6 +28,7 @@ from solver.capabilities import (
 )
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
+from solver.lm.session import trace_sink
 from solver.task import Thought
 from solver.trace import Trace
 from verifiers.report import AnswerReport
@@ -112,9 +113,9 @@ def majority(answers: Sequence[str | None], key: Any = None) -> str | None:
 class _Baseline:
     def __init__(self, task: Any, puzzle: str, client: LMClient, cfg: BaselineConfig, trace: Trace,
                  usage: Usage) -> None:
-        self.task, self.puzzle, self.client, self.cfg, self.trace = task, puzzle, client, cfg, trace
+        self.task, self.puzzle, self.cfg, self.trace = task, puzzle, cfg, trace
         self.usage = usage
-        self.client.usage = usage
+        self.model = client.session(usage, trace_sink(trace))
         self.raw = self.invalid = 0
         self.texts: list[str] = []
         self.stop: tuple[str, ...] = tuple(task.baseline_stop) if isinstance(task, BaselineStops) else ()
@@ -124,7 +125,7 @@ class _Baseline:
                          seed=self.cfg.seed, chat=self.cfg.chat)
 
     async def ask(self, prompt: str, n: int, max_tokens: int, purpose: str) -> list[str]:
-        texts = await self.client.complete(prompt, self.params(n, max_tokens), purpose)
+        texts = await self.model.complete(prompt, self.params(n, max_tokens), purpose)
         self.texts.extend(texts)
         return texts
 
@@ -155,7 +156,8 @@ class _Baseline:
 async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
                        cfg: BaselineConfig | None = None, trace: Trace | None = None,
                        usage: Usage | None = None) -> BaselineResult:
-    """Run one baseline on one puzzle with fresh usage counters (the client is shared)."""
+    """Run one baseline on one puzzle with its own usage (``usage``, with its budget; default: fresh
+    counters, no limits) and trace; the client may be shared, also by runs at the same time."""
     cfg = cfg or BaselineConfig()
     if method not in BASELINES:
         raise ValueError(f"unknown baseline {method!r}; choose one of {', '.join(BASELINES)}")
@@ -164,8 +166,7 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
         raise ValueError("samples and rounds must be at least 1")
     task.root(puzzle)  # bad input fails here with the task's own message
     trace = trace or Trace()
-    usage = usage or Usage(budget=client.usage.budget, prices=dict(client.usage.prices),
-                           model=client.backend.model)
+    usage = usage or Usage(model=client.backend.model)
     b = _Baseline(task, puzzle, client, cfg, trace, usage)
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=method,
                model=client.backend.name,
@@ -205,7 +206,7 @@ async def _refine(b: _Baseline) -> str | None:
         # A distinct seed per round: the same prompt may recur, and the same sample would too.
         params = GenParams(n=1, temperature=cfg.temperature, max_tokens=cfg.io_tokens, stop=b.stop,
                            seed=None if cfg.seed is None else cfg.seed + attempt, chat=cfg.chat)
-        texts = await b.client.complete(prompt, params, "refine")
+        texts = await b.model.complete(prompt, params, "refine")
         b.texts.extend(texts)
         if not texts:
             continue

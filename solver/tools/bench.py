@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from solver.budget import Usage
 from solver.capabilities import BaselineTokens, HasOracle, MissingCapability, Unchecked, missing_message
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
@@ -27,7 +26,7 @@ from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
 from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
-from solver.run import DEFAULT_EVALUATOR, Settings, check_settings, make_backend, needs_model, solve
+from solver.run import DEFAULT_EVALUATOR, Settings, check_settings, make_backend, needs_model, solve, usage_for
 from solver.task import Thought
 from solver.tools.baselines import BASELINES, BaselineConfig, chain_lost_at, require_baseline, run_baseline
 from solver.tools.cli import UsageError, _add_search_args, settings_from
@@ -246,19 +245,15 @@ class _Runner:
         self._client: LMClient | None = None
 
     def client(self) -> LMClient:
-        """A fresh client per pair over one backend and one record/replay store: the client's
-        in-run memo must not carry answers from one pair into another, or a later method would
-        get earlier methods' calls for free and its token counts would be too low."""
+        """One client for the whole bench (one backend, one record/replay store). Each pair runs in
+        its own session of it, so no memo carries answers from one pair into another (a later
+        method would get earlier methods' calls for free and count too few tokens)."""
         s = self.settings
         if self._client is None:
             backend = self._backend or make_backend(s)
             cache = Cache(s.cache) if s.cache else None
-            self._client = LMClient(backend, Usage(model=backend.model), cache,
-                                    s.cache_mode if cache is not None else "off", s.concurrency)
-        base = self._client
-        usage = Usage(budget=s.budget, model=base.backend.model)
-        usage.prices.update(s.prices)
-        return LMClient(base.backend, usage, base.cache, base.mode, s.concurrency)
+            self._client = LMClient(backend, cache, s.cache_mode if cache is not None else "off", s.concurrency)
+        return self._client
 
     async def warm_up(self, methods: list[str]) -> None:
         """One untimed, uncounted call of each kind the methods will make, so that loading a
@@ -289,8 +284,7 @@ class _Runner:
         try:
             if method in BASELINES:
                 client = self.client()  # first: loading a model is not the first pair's time
-                usage = Usage(budget=self.settings.budget, model=client.backend.model)
-                usage.prices.update(self.settings.prices)
+                usage = usage_for(self.settings, client)
                 res = await run_baseline(self.task, puzzle, method, client, self.cfg, trace, usage)
                 row.update(res.summary())
                 if method == "cot" and not res.verified and res.texts:

@@ -163,8 +163,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         chat=args.chat, backend=backend, model=args.model, base_url=_urls(args.base_url), scoring=args.scoring,
         timeout=args.timeout, retries=args.retries, concurrency=args.concurrency, cache=args.cache,
         cache_mode=args.cache_mode,
-        budget=Budget(args.budget_calls, args.budget_tokens, args.budget_steps, args.budget_seconds),
+        budget=budget_from(args),
         prices=dict(args.price))
+
+
+def budget_from(args: argparse.Namespace) -> Budget:
+    """The ``--budget-*`` limits of one run (unlimited where not given)."""
+    return Budget(*(getattr(args, f"budget_{k}", None) for k in ("calls", "tokens", "steps", "seconds")))
 
 
 def _no_answer(result: dict[str, Any]) -> str:

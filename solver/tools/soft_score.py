@@ -17,7 +17,6 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any, Callable
 
-from solver.budget import Usage
 from solver.capabilities import SoftScore, missing_message
 from solver.lm.client import LMClient
 from solver.tools.stats import Z95, wilson
@@ -75,12 +74,9 @@ class SoftScorer:
             if self.own is not None:
                 from solver.run import make_backend
 
-                backend = make_backend(self.own)
-                self._client = LMClient(backend, Usage(model=backend.model), None, "off", self.own.concurrency)
+                self._client = LMClient(make_backend(self.own), None, "off", self.own.concurrency)
             else:
-                base = run_client()
-                self._client = LMClient(base.backend, Usage(model=base.backend.model), base.cache, base.mode,
-                                        1)
+                self._client = run_client()  # the run's own client, shared; scoring has its own session
         return self._client
 
     async def score(self, row: dict[str, Any], puzzle: str, events: list[dict[str, Any]],
@@ -93,13 +89,13 @@ class SoftScorer:
             row.update(soft_score=None, soft_scores=[], soft_scored=None)
             return
         client = self._client_for(run_client)
-        client.usage = Usage(model=client.backend.model)
-        scores = await self.task.soft_score(client, text[:MAX_SCORED_CHARS], self.n, seed=self.seed,
+        model = client.session()  # scoring is counted apart from the method's own calls and tokens
+        scores = await self.task.soft_score(model, text[:MAX_SCORED_CHARS], self.n, seed=self.seed,
                                             chat=self.chat)
         got = [s for s in scores if s is not None]
         row.update(soft_score=sum(got) / len(got) if got else None, soft_scores=list(scores),
                    soft_scored="passed" if passed else "refused", score_model=client.backend.model,
-                   scoring_calls=client.usage.calls, scoring_tokens=client.usage.tokens)
+                   scoring_calls=model.usage.calls, scoring_tokens=model.usage.tokens)
         if not passed:
             row["unverified_answer"] = text[:MAX_SCORED_CHARS]
 

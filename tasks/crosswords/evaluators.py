@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
 from solver.capabilities import Needs, no_model
-from solver.lm.client import LMClient
+from solver.lm.session import Session
 from solver.node import Node
 from verifiers.crossword import Fillability, FillLevel, fillability
 
@@ -26,20 +26,20 @@ class ClueJudge:
     prune_below: float = 0.5
     needs: ClassVar[Needs] = Needs(model=True)  # and a Crosswords task (its clue prompts)
 
-    async def _judge(self, task: Any, node: Node[Any], client: LMClient) -> tuple[float, Any]:
+    async def _judge(self, task: Any, node: Node[Any], model: Session) -> tuple[float, Any]:
         labels: dict[str, str] = {}
         for s in node.state.grid.open_slots():
-            lps = await client.score(task.clue_value_prompt(node.state, s), [f" {lab}" for lab in LABELS], "value")
+            lps = await model.score(task.clue_value_prompt(node.state, s), [f" {lab}" for lab in LABELS], "value")
             if lps is None:
                 continue  # a failed call is no evidence either way
             labels[s.name] = LABELS[max(range(len(LABELS)), key=lambda i: lps[i])]
         return (0.0 if "impossible" in labels.values() else 1.0), {"labels": labels}
 
     async def __call__(self, task: Any, nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
-        if client is None:
+                       model: Session | None) -> list[tuple[float, Any]]:
+        if model is None:
             raise no_model(f"evaluator `{self.name}`")
-        return [await self._judge(task, nd, client) for nd in nodes]
+        return [await self._judge(task, nd, model) for nd in nodes]
 
 
 @dataclass(slots=True)
@@ -54,7 +54,7 @@ class Fillable:
     _memo: dict[tuple[int, str], Fillability] = field(default_factory=dict, repr=False)
 
     async def __call__(self, task: Any, nodes: Sequence[Node[Any]],
-                       client: LMClient | None) -> list[tuple[float, Any]]:
+                       model: Session | None) -> list[tuple[float, Any]]:
         out: list[tuple[float, Any]] = []
         for nd in nodes:
             key = (id(task.lexicon), nd.state.board)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from solver.capabilities import Needs
-from solver.lm.client import LMClient
+from solver.lm.session import Session
 from solver.task import Thought
 from verifiers.crossword import EMPTY
 
@@ -24,7 +24,7 @@ class ClueRank:
     name: str = "enumerate-rank"
     needs: ClassVar[Needs] = Needs()  # a Crosswords task (its lexicon); ranks with a model when there is one
 
-    async def __call__(self, task: Any, state: Any, client: LMClient | None) -> list[Thought]:
+    async def __call__(self, task: Any, state: Any, model: Session | None) -> list[Thought]:
         grid = state.grid
         per_slot = []
         for s in grid.open_slots():
@@ -34,11 +34,11 @@ class ClueRank:
                 per_slot.append((hits.size, s, [idx.words[i].upper() for i in hits[: task.candidates]]))
         per_slot.sort(key=lambda t: t[0])
         per_slot = per_slot[: self.slots] if self.slots else per_slot
-        if client is None:
+        if model is None:
             return [Thought(f"{s.name}. {w}") for _, s, words in per_slot for w in words]
         out: list[Thought] = []
         for _, s, words in per_slot:
-            scores = await client.score(task.rank_prompt(state, s), [f" {w}\n" for w in words], "rank")
+            scores = await model.score(task.rank_prompt(state, s), [f" {w}\n" for w in words], "rank")
             if scores is None:
                 out.extend(Thought(f"{s.name}. {w}") for w in words)
                 continue

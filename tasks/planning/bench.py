@@ -16,7 +16,7 @@ from typing import Any
 from solver.budget import BudgetExhausted
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
-from solver.run import make_client, solve
+from solver.run import make_client, solve, usage_for
 from tasks.datafiles import parse_span
 from tasks.planning.files import LLMP_DOMAINS, domain_file, join_puzzle, llmp_dir, read_text
 from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_direct, run_llmp
@@ -96,13 +96,17 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
         if method in ("llmp", "llmp-no-example", "direct"):
             inp = _inputs(folder, i, method != "llmp-no-example", method == "direct")
             # No seconds budget here: the calls are bounded by --repairs and their token limits.
-            client = make_client(dataclasses.replace(settings, generator="propose",
-                                                     budget=dataclasses.replace(settings.budget, seconds=None)))
+            s = dataclasses.replace(settings, generator="propose",
+                                    budget=dataclasses.replace(settings.budget, seconds=None))
+            client = make_client(s)
+            assert client is not None  # propose needs a model
+            usage = usage_for(s, client)
             if method == "direct":
-                out: Outcome = await run_direct(inp, client, seed=settings.seed, optimal_length=opt)
+                out: Outcome = await run_direct(inp, client, seed=settings.seed, optimal_length=opt, usage=usage)
             else:
                 out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
-                                     planner_mode=args.planner_mode, seed=settings.seed, optimal_length=opt)
+                                     planner_mode=args.planner_mode, seed=settings.seed, optimal_length=opt,
+                                     usage=usage)
             row.update(solved=out.solved, optimal=out.optimal, plan_length=len(out.plan) if out.plan else None,
                        attempts=out.attempts, refusals=len(out.refusals), error=out.error,
                        reason=out.report.reason if out.report else out.error)
@@ -114,6 +118,7 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
                 s = dataclasses.replace(s, generator="enumerate", evaluator="oracle", breadth=1)
             client = make_client(s)
             res = await solve(task, puzzle, s, client)
+            usage = res.usage
             rep = report_plan(task.problem(puzzle), res.answer, opt) if res.answer else None
             solved = bool(rep and rep.verified)
             length = len(res.answer.splitlines()) if res.answer else None
@@ -122,7 +127,6 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
                        plan_length=length, stopped_by=res.stopped_by, expanded=res.expanded,
                        reason=None if solved else (rep.reason if rep else f"no plan ({res.stopped_by or 'ended'})"))
         if client is not None:
-            usage = client.usage
             row.update(calls=usage.calls, failed_calls=usage.failed_calls,
                        tokens=usage.prompt_tokens + usage.completion_tokens)
         row["status"] = "done"

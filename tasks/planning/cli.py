@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from solver.budget import BudgetExhausted
+from solver.budget import BudgetExhausted, Usage
 from tasks.planning.files import join_puzzle, read_text
 from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_direct, run_llmp
 from tasks.planning.task import Planning
@@ -137,13 +137,17 @@ class PlanningPlugin:
         inp = _nl_inputs(args)
         if inp.truth_pddl is not None:
             parse_problem(inp.domain_pddl, inp.truth_pddl)
+        from solver.tools.cli import budget_from
+
         client = make_client()
+        usage = Usage(budget=budget_from(args), model=client.backend.model)
+        usage.prices.update(dict(getattr(args, "price", None) or []))
         try:
             if args.method == "llmp":
                 out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
-                                     planner_mode=args.planner_mode, seed=args.seed)
+                                     planner_mode=args.planner_mode, seed=args.seed, usage=usage)
             else:
-                out = await run_direct(inp, client, seed=args.seed)
+                out = await run_direct(inp, client, seed=args.seed, usage=usage)
         except BudgetExhausted as exc:
             out = Outcome(args.method, error=f"the {exc.which} budget ran out")
         finally:

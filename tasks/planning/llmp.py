@@ -8,7 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from solver.budget import Usage
 from solver.lm.base import GenParams
+from solver.lm.client import LMClient
+from solver.lm.session import Session
 from tasks.planning import prompts
 from tasks.planning.files import split_forms
 from verifiers.pddl_model import Problem, parse_problem
@@ -56,6 +59,7 @@ class Outcome:
     optimal_length: int | None = None
     error: str | None = None
     last_answer: str = ""  # the model's last text (cut to 2,000 characters), to see what it wrote
+    usage: Usage = field(default_factory=Usage, repr=False)  # this run's model calls and tokens
 
     @property
     def solved(self) -> bool:
@@ -147,18 +151,19 @@ def _judge(out: Outcome, inp: Inputs, own: Problem, plan_text: str) -> None:
         out.checked_against = "the model's own problem"
 
 
-async def run_llmp(inp: Inputs, client: Any, *, repairs: int = 2, planner_seconds: float = 30.0,
+async def run_llmp(inp: Inputs, client: LMClient, *, repairs: int = 2, planner_seconds: float = 30.0,
                    planner_mode: Mode = "optimal", temperature: float = 0.0, seed: int | None = 0,
-                   optimal_length: int | None = None) -> Outcome:
-    """One LLM+P run: write, gate (with up to ``repairs`` repairs), plan, validate."""
+                   optimal_length: int | None = None, usage: Usage | None = None) -> Outcome:
+    """One LLM+P run: write, gate (with up to ``repairs`` repairs), plan, validate. Its model calls
+    are counted in ``usage`` (with its budget; default: fresh counters), also ``Outcome.usage``."""
     out = Outcome("llmp" if inp.example is not None else "llmp-no-example", optimal_length=optimal_length)
     params = GenParams(n=1, temperature=temperature, max_tokens=PDDL_TOKENS, seed=seed, stop=STOPS)
     prompt = llmp_prompt(inp)
-    errors = _capture_errors(client)
+    model, errors = _session(client, usage, out)
     own: Problem | None = None
     for attempt in range(repairs + 1):
         out.attempts = attempt + 1
-        texts = await client.complete(prompt, params, "llmp")
+        texts = await model.complete(prompt, params, "llmp")
         if not texts:
             out.error = "the model call failed: " + (errors[-1] if errors else "no answer")
             return out
@@ -218,16 +223,17 @@ def plan_lines(text: str) -> list[str]:
     return out
 
 
-async def run_direct(inp: Inputs, client: Any, *, temperature: float = 0.0, seed: int | None = 0,
-                     optimal_length: int | None = None) -> Outcome:
+async def run_direct(inp: Inputs, client: LMClient, *, temperature: float = 0.0, seed: int | None = 0,
+                     optimal_length: int | None = None, usage: Usage | None = None) -> Outcome:
     """The direct baseline: the model writes the plan; it is validated as written (the ground-truth
-    problem is needed: without it there is nothing to check the plan against)."""
+    problem is needed: without it there is nothing to check the plan against). Its model calls are
+    counted in ``usage`` (default: fresh counters), also ``Outcome.usage``."""
     out = Outcome("direct", optimal_length=optimal_length, attempts=1)
     if inp.truth_pddl is None:
         raise ValueError("the direct baseline needs the problem PDDL to check the plan (pNN.pddl beside pNN.nl)")
     truth = parse_problem(inp.domain_pddl, inp.truth_pddl)
-    errors = _capture_errors(client)
-    texts = await client.complete(direct_prompt(inp, truth), GenParams(
+    model, errors = _session(client, usage, out)
+    texts = await model.complete(direct_prompt(inp, truth), GenParams(
         n=1, temperature=temperature, max_tokens=PLAN_TOKENS, seed=seed, stop=STOPS), "direct")
     if not texts:
         out.error = "the model call failed: " + (errors[-1] if errors else "no answer")
@@ -243,11 +249,18 @@ async def run_direct(inp: Inputs, client: Any, *, temperature: float = 0.0, seed
     return out
 
 
-def _capture_errors(client: Any) -> list[str]:
-    """The model errors of this run (e.g. a prompt longer than the model's context), as the client reports them."""
+def _session(client: LMClient, usage: Usage | None, out: Outcome) -> tuple[Session, list[str]]:
+    """This run's session of the (possibly shared) client, counting into ``out.usage``, and the
+    list its model errors (e.g. a prompt longer than the model's context) are collected in."""
     errors: list[str] = []
-    client.on_event = lambda ev: errors.append(str(ev.get("error"))) if ev.get("event") == "lm_error" else None
-    return errors
+
+    def note(ev: dict[str, object]) -> None:
+        if ev.get("event") == "lm_error":
+            errors.append(str(ev.get("error")))
+
+    model = client.session(usage, note)
+    out.usage = model.usage
+    return model, errors
 
 
 def example_plan(domain_pddl: str, example_pddl: str, seconds: float = 10.0) -> str:

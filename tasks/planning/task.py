@@ -177,7 +177,7 @@ class PlannerOracle:
     prune_below: float = 0.5
     needs: ClassVar[Needs] = Needs()  # a Planning task (its planner); no model
 
-    async def __call__(self, task: Any, nodes: Sequence[Any], client: Any) -> list[tuple[float, Any]]:
+    async def __call__(self, task: Any, nodes: Sequence[Any], model: Any) -> list[tuple[float, Any]]:
         out: list[tuple[float, Any]] = []
         for nd in nodes:
             dist = task.distance(nd.state)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from solver.budget import BudgetExhausted, Usage
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
+from solver.lm.session import trace_sink
 from solver.search import SearchResult
 from solver.trace import Trace
 from tasks.sudoku.task import BASELINE_SHOTS, Sudoku
@@ -21,8 +22,8 @@ async def run_baseline(task: Sudoku, puzzle: str, style: str, client: LMClient, 
     prompt = task.solution_prompt(puzzle, style, chat)  # ValueError on a bad style or puzzle
     n = len(task.givens(puzzle))
     trace = trace or Trace()
-    usage = usage or client.usage
-    client.usage = usage
+    usage = usage or Usage(model=client.backend.model)
+    model = client.session(usage, trace_sink(trace))
     trace.emit("start", task=task.name, puzzle=puzzle, options=task.options(), method=style)
     trace.emit("search", method=style, generator="solution", evaluator=None)
     params = GenParams(n=1, temperature=temperature, max_tokens=16 + 3 * n * (n + 2), seed=seed,
@@ -31,7 +32,7 @@ async def run_baseline(task: Sudoku, puzzle: str, style: str, client: LMClient, 
     answer: str | None = None
     stopped: str | None = None
     try:
-        texts = await client.complete(prompt, params, "solution")
+        texts = await model.complete(prompt, params, "solution")
         root = task.root(puzzle)
         for text in texts:
             thoughts = task.parse_proposals(root, text)[:1]

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from solver.lm.base import GenParams
-from solver.lm.client import LMClient
+from solver.lm.session import Session
 from tasks.writing import prompts
 
 _SCORE = re.compile(r"^\s*(10|[1-9])(?!\d|[.,]\d)")
@@ -33,12 +33,12 @@ class Coherence:
         return sum(got) / len(got) if got else None
 
 
-async def coherence(client: LMClient, passage: str, n: int = 5, *, seed: int | None = 0,
+async def coherence(model: Session, passage: str, n: int = 5, *, seed: int | None = 0,
                     temperature: float = 0.7, chat: bool = False) -> Coherence:
     """Ask for n 1-10 coherence scores of ``passage`` (one request, n samples)."""
     prompt = prompts.score_prompt(passage)
     if chat:
         prompt = prompts.CHAT_PREFIX + prompt
     params = GenParams(n=n, temperature=temperature, max_tokens=4, stop=("\n",), seed=seed, chat=chat)
-    texts = await client.complete(prompt, params, "coherence")
+    texts = await model.complete(prompt, params, "coherence")
     return Coherence(tuple(parse_score(t) for t in texts))

@@ -40,7 +40,7 @@ from typing import Any, ClassVar, Sequence
 from solver.capabilities import Needs, no_model
 from solver.generators import first_thoughts
 from solver.lm.base import GenParams
-from solver.lm.client import LMClient
+from solver.lm.session import Session
 from solver.task import Thought
 from tasks.writing import prompts
 
@@ -115,31 +115,31 @@ class Constrained:
     def _prompt(self, body: str) -> str:
         return prompts.CHAT_PREFIX + body if self.chat else body
 
-    async def _lead_ins(self, client: LMClient, sentences: tuple[str, ...], done: Sequence[str],
+    async def _lead_ins(self, model: Session, sentences: tuple[str, ...], done: Sequence[str],
                         plan: str | None, n: int, seed_offset: int) -> list[str]:
         i = len(done)
         prompt = self._prompt(prompts.paragraph_prompt(sentences, done, plan))
-        texts = await client.complete(prompt, self._params(n, LEAD_TOKENS, ("\n",), seed_offset), "lead-in")
+        texts = await model.complete(prompt, self._params(n, LEAD_TOKENS, ("\n",), seed_offset), "lead-in")
         return [close_paragraph(sanitise_lead_in(t, sentences, i), sentences[i]) for t in texts]
 
-    async def _passage(self, client: LMClient, sentences: tuple[str, ...], plan: str | None, j: int) -> str:
+    async def _passage(self, model: Session, sentences: tuple[str, ...], plan: str | None, j: int) -> str:
         done: list[str] = []
         for _ in sentences:
-            done.append((await self._lead_ins(client, sentences, done, plan, 1, j))[0])
+            done.append((await self._lead_ins(model, sentences, done, plan, 1, j))[0])
         return "\n\n".join(done)
 
-    async def __call__(self, task: Any, state: Any, client: LMClient | None) -> list[Thought]:
-        if client is None:
+    async def __call__(self, task: Any, state: Any, model: Session | None) -> list[Thought]:
+        if model is None:
             raise no_model(f"generator `{self.name}`")
         if task.decomposition == "paragraphs":
             if len(state.paragraphs) >= len(state.sentences):
                 return []
-            paras = await self._lead_ins(client, state.sentences, state.paragraphs, None, self.k, 0)
+            paras = await self._lead_ins(model, state.sentences, state.paragraphs, None, self.k, 0)
             return [Thought(p) for p in paras]
         if state.plan is None:
-            texts = await client.complete(task.sample_prompt(state, self.chat),
+            texts = await model.complete(task.sample_prompt(state, self.chat),
                                           self._params(self.k, PLAN_TOKENS, prompts.PLAN_STOPS), "plan")
             return first_thoughts(task, state, texts)
-        passages = await asyncio.gather(*(self._passage(client, state.sentences, state.plan, j)
+        passages = await asyncio.gather(*(self._passage(model, state.sentences, state.plan, j)
                                           for j in range(self.k)))
         return [Thought(p) for p in passages]

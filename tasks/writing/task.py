@@ -245,12 +245,12 @@ class Writing:
 
     soft_score_name = "coherence 1-10"
 
-    async def soft_score(self, client: Any, passage: str, n: int, *, seed: int | None = 0,
+    async def soft_score(self, model: Any, passage: str, n: int, *, seed: int | None = 0,
                          chat: bool = False) -> tuple[int | None, ...]:
         """The paper's 1-10 coherence judgement, n samples (tot bench --score-samples)."""
         from tasks.writing.coherence import coherence
 
-        return (await coherence(client, passage, n, seed=seed, chat=chat)).scores
+        return (await coherence(model, passage, n, seed=seed, chat=chat)).scores
 
     def make_generator(self, name: str, settings: Any) -> Any:
         """This task's own generator names (``constrained``); None for the core's."""

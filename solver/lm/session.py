@@ -1,0 +1,239 @@
+"""One run's use of a shared ``LMClient``: the entry point generators and evaluators use to
+reach a model.
+
+A session checks its run's budget before each request, serves and records the client's cache,
+counts its run's usage, makes identical requests within the run once, and turns a failed call
+into a recorded failure (an empty answer, reported to the run's event sink) instead of a crash.
+Everything here belongs to one run; what runs share (backend, cache, request slots) stays on
+the client, so concurrent runs on one client never see each other's usage, budget or events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, Sequence, TypeVar
+
+from solver.budget import BudgetExhausted, Usage
+from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
+from solver.lm.cache import CacheMiss, cache_key
+
+if TYPE_CHECKING:
+    from solver.lm.client import LMClient
+
+EventSink = Callable[[dict[str, object]], None]
+T = TypeVar("T")
+
+__all__ = ["EventSink", "Session", "gather_all", "trace_sink"]
+
+
+class _Emits(Protocol):
+    def emit(self, event: str, **fields: Any) -> None: ...
+
+
+def trace_sink(trace: _Emits) -> EventSink:
+    """An event sink that writes each event (``{"event": name, **fields}``) into ``trace``."""
+
+    def sink(event: dict[str, object]) -> None:
+        fields = dict(event)
+        trace.emit(str(fields.pop("event")), **fields)
+
+    return sink
+
+
+class _OutOfTime(LMError):
+    """A request cut off because the run's seconds budget ran out while it was in flight."""
+
+
+def _tokens_key(keys: list[str]) -> str:
+    return cache_key(kind="tokens", keys=keys)
+
+
+def _logprobs_key(keys: list[str]) -> str:
+    return cache_key(kind="logprobs", keys=keys)
+
+
+class Session:
+    """One run on a shared client: its ``usage`` (and budget), its event sink and its memo."""
+
+    __slots__ = ("_client", "_usage", "_on_event", "_memo", "_logprobs")
+
+    def __init__(self, client: LMClient, usage: Usage | None = None,
+                 on_event: EventSink | None = None) -> None:
+        self._client = client
+        self._usage = usage if usage is not None else Usage(model=client.backend.model)
+        self._on_event = on_event
+        self._memo: dict[str, list[str] | list[float]] = {}
+        self._logprobs: dict[str, list[float | None]] = {}
+
+    @property
+    def client(self) -> LMClient:
+        return self._client
+
+    @property
+    def usage(self) -> Usage:
+        """This run's counts and budget (the same object for the whole session)."""
+        return self._usage
+
+    @property
+    def backend(self) -> Backend:
+        return self._client.backend
+
+    @property
+    def chat(self) -> bool:
+        """False: a request is a chat request only when its ``GenParams.chat`` says so."""
+        return False
+
+    def _emit(self, event: dict[str, object]) -> None:
+        if self._on_event is not None:
+            self._on_event(event)
+
+    async def _send(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Send one request once a concurrency slot of the client is free. The token and time
+        budgets are checked again while holding the slot, because requests of this run that
+        finished meanwhile may have spent them (so tokens overrun by at most one call per slot);
+        the request is cut off, as a failed call, when the seconds budget runs out (retries and
+        backoff included)."""
+        usage = self._usage
+        async with self._client.slot():
+            try:
+                b = usage.budget
+                if b.tokens is not None and usage.tokens >= b.tokens:
+                    raise BudgetExhausted("tokens")
+                usage.check_time()
+            except BudgetExhausted:
+                usage.calls -= 1  # counted on entry, but never sent
+                raise
+            left = None if b.seconds is None else max(0.0, b.seconds - usage.seconds)
+            try:
+                return await asyncio.wait_for(call(), left)
+            except asyncio.TimeoutError:
+                raise _OutOfTime("the seconds budget ran out during the call") from None
+
+    def _failed(self, exc: LMError, purpose: str) -> None:
+        """Count and report a failed call; raise when the run cannot go on."""
+        self._usage.failed_calls += 1
+        self._emit({"event": "lm_error", "purpose": purpose, "error": str(exc)})
+        if isinstance(exc, _OutOfTime):  # recorded as failed, and the search stops there
+            raise BudgetExhausted("seconds") from None
+        if isinstance(exc, ServerUnavailable):  # every later call would fail or stall too: end the run
+            raise exc
+
+    def _replay_tokens(self, keys: list[str]) -> None:
+        """Count the tokens a recorded request used when it was made, so a replayed run reports
+        the same usage and stops at the same token budget as the live run did."""
+        cache = self._client.cache
+        assert cache is not None
+        got = cache.get(_tokens_key(keys))
+        if isinstance(got, list) and len(got) == 2 and all(isinstance(x, int) for x in got):
+            self._usage.prompt_tokens += got[0]
+            self._usage.completion_tokens += got[1]
+            self._usage.replayed_tokens += got[0] + got[1]
+
+    def _sample_keys(self, prompt: str, params: GenParams) -> list[str]:
+        kind = "chat" if params.chat else "complete"
+        return [self._client.key(kind, prompt, params.key(), i) for i in range(params.n)]
+
+    async def complete_scored(self, prompt: str, params: GenParams,
+                              purpose: str = "") -> list[tuple[str, float | None]]:
+        """Like ``complete``, with each sample's total log-probability (None where the backend
+        gave none). Recorded and replayed with the texts."""
+        if params.logprobs is None:
+            params = replace(params, logprobs=0)
+        texts = await self.complete(prompt, params, purpose)
+        lps = self._logprobs.get("|".join(self._sample_keys(prompt, params)), [])
+        return [(t, lps[i] if i < len(lps) else None) for i, t in enumerate(texts)]
+
+    async def complete(self, prompt: str, params: GenParams, purpose: str = "") -> list[str]:
+        """``params.n`` texts; [] when the call failed (recorded in usage and the event sink)."""
+        usage, client = self._usage, self._client
+        usage.check_call()
+        usage.calls += 1
+        keys = self._sample_keys(prompt, params)
+        memo_key = "|".join(keys)
+        if memo_key in self._memo:
+            usage.cache_hits += 1
+            return list(self._memo[memo_key])  # type: ignore[arg-type]
+        cache, mode = client.cache, client.mode
+        if cache is not None and mode != "off":
+            hits = [cache.get(k) for k in keys]
+            if all(h is not None for h in hits):
+                usage.cache_hits += 1
+                self._replay_tokens(keys)
+                texts = [str(h) for h in hits]
+                self._memo[memo_key] = texts
+                if params.logprobs is not None:
+                    got = cache.get(_logprobs_key(keys))
+                    if isinstance(got, list):
+                        self._logprobs[memo_key] = [float(x) if isinstance(x, (int, float)) else None for x in got]
+                return texts
+            if mode == "replay":
+                raise CacheMiss(f"replay-only cache has no recording for this {purpose or 'request'} "
+                                f"({client.backend.name}); record it first with --cache-mode record")
+        try:
+            comp = await self._send(lambda: client.backend.complete(prompt, params))
+        except LMError as exc:
+            self._failed(exc, purpose)
+            return []
+        usage.backend_calls += 1
+        usage.prompt_tokens += comp.prompt_tokens
+        usage.completion_tokens += comp.completion_tokens
+        if cache is not None and mode == "record":
+            for k, t in zip(keys, comp.texts, strict=False):
+                cache.put(k, t)
+            cache.put(_tokens_key(keys), [comp.prompt_tokens, comp.completion_tokens])
+            if params.logprobs is not None:
+                cache.put(_logprobs_key(keys), list(comp.logprobs))
+        self._memo[memo_key] = list(comp.texts)
+        if params.logprobs is not None:
+            self._logprobs[memo_key] = list(comp.logprobs)
+        return list(comp.texts)
+
+    async def score(self, prompt: str, continuations: Sequence[str], purpose: str = "") -> list[float] | None:
+        """Log-probability of each continuation after ``prompt``; None when the call failed."""
+        usage, client = self._usage, self._client
+        usage.check_call()
+        usage.calls += 1
+        key = client.key("score", prompt, {"continuations": list(continuations)}, 0)
+        if key in self._memo:
+            usage.cache_hits += 1
+            return list(self._memo[key])  # type: ignore[arg-type]
+        cache, mode = client.cache, client.mode
+        if cache is not None and mode != "off":
+            hit = cache.get(key)
+            if isinstance(hit, list):
+                usage.cache_hits += 1
+                self._replay_tokens([key])
+                self._memo[key] = [float(x) for x in hit]
+                return [float(x) for x in hit]
+            if mode == "replay":
+                raise CacheMiss(f"replay-only cache has no recording for this {purpose or 'score'} "
+                                f"request ({client.backend.name})")
+        try:
+            scores, tokens = await self._send(lambda: client.backend.score(prompt, continuations))
+        except LMError as exc:
+            self._failed(exc, purpose)
+            return None
+        usage.backend_calls += 1
+        usage.prompt_tokens += tokens
+        if cache is not None and mode == "record":
+            cache.put(key, scores)
+            cache.put(_tokens_key([key]), [tokens, 0])
+        self._memo[key] = list(scores)
+        return list(scores)
+
+    async def gather(self, *coros):  # type: ignore[no-untyped-def]
+        """Run several requests concurrently (bounded by the client's request slots)."""
+        return await gather_all(*coros)
+
+
+async def gather_all(*coros):  # type: ignore[no-untyped-def]
+    """``asyncio.gather`` that, when one request fails (say, a budget ran out), still waits for the
+    others before raising the first failure (in argument order). Requests the budget already
+    allowed thus complete, are counted and recorded (a replay of the run finds them), and none
+    outlives the search that made it. Cancelling the caller cancels them all."""
+    results = await asyncio.gather(*coros, return_exceptions=True)
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+    return results
