@@ -1,4 +1,56 @@
-"""Verified Tree-of-Thoughts search: core types, LM layer, generators, evaluators, search, CLI.
+"""Verified Tree-of-Thoughts search: the public API.
 
-This package knows no task: tasks plug in through the Task protocol (``solver.task``).
+A task (``Task``: parse a puzzle, the exact gate, the answer and its report) plus optional
+capabilities (``solver.capabilities``); a generator and an evaluator (built in, by name, or your
+own); a search (``bfs``, ``dfs``, ``complete_dfs``, ``long_search``); a model through a shared
+``LMClient`` (or none); the result (``SearchResult``) and its trace (``Trace``, ``read_trace``).
+``docs/api.md`` walks through it. This package knows no task: tasks live in ``tasks``.
+
+Every name below is public and stays; a name that is not exported here or in a module's
+``__all__`` is internal. The command line and the analysis tools are in ``solver.tools``;
+``solver.testing`` property-tests a task of your own.
 """
+
+from solver.budget import Budget, BudgetExhausted, Usage
+from solver.capabilities import (
+    ChoicePrompt,
+    HasOptions,
+    HasOracle,
+    LegalMoves,
+    MissingCapability,
+    Needs,
+    ProposePrompts,
+    Restorable,
+    SamplePrompts,
+    Unchecked,
+    ValuePrompts,
+    VotePrompt,
+)
+from solver.complete import complete_dfs
+from solver.controller import long_search
+from solver.evaluators import EVALUATORS, Evaluator, make_evaluator
+from solver.generators import GENERATORS, Generator, make_generator
+from solver.lm import Backend, Completion, GenParams, LMClient, LMError, Session
+from solver.node import Node
+from solver.run import Settings, make_client, solve
+from solver.search import SearchResult, bfs, dfs
+from solver.task import Task, Thought, ValueScale
+from solver.trace import Trace
+from solver.trace_reader import read_trace
+
+__all__ = [
+    # tasks
+    "Task", "Thought", "ValueScale", "Node",
+    "LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "ChoicePrompt",
+    "HasOracle", "Restorable", "Unchecked", "HasOptions", "MissingCapability", "Needs",
+    # generators and evaluators
+    "Generator", "Evaluator", "make_generator", "make_evaluator", "GENERATORS", "EVALUATORS",
+    # searches and their results
+    "bfs", "dfs", "complete_dfs", "long_search", "SearchResult", "Budget", "BudgetExhausted", "Usage",
+    # models
+    "LMClient", "Session", "Backend", "Completion", "GenParams", "LMError",
+    # settings as the CLI uses them
+    "Settings", "make_client", "solve",
+    # traces
+    "Trace", "read_trace",
+]

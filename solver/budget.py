@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+__all__ = ["Budget", "BudgetExhausted", "DEFAULT_PRICES", "Usage"]
+
 
 class BudgetExhausted(Exception):
     """Raised before a model call or a search step that a budget does not allow."""

@@ -25,6 +25,8 @@ from solver.search import DECIMALS, SearchResult, _Run, _run_usage, quantise, ra
 from solver.task import Task
 from solver.trace import Trace
 
+__all__ = ["complete_dfs"]
+
 
 async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
                        client: LMClient | None, *, depth: int | None = None, decimals: int = DECIMALS,

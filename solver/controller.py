@@ -25,6 +25,8 @@ from solver.task import Task, Thought
 from solver.trace import Trace
 from verifiers.verdict import Invalid, Solved
 
+__all__ = ["DEFAULT_CHILDREN", "DEFAULT_ROUNDS", "Memory", "long_search"]
+
 DEFAULT_CHILDREN = 5  # Long's C
 DEFAULT_ROUNDS = 100  # Long's K
 _SEED_STRIDE = 1000  # fresh seeds per request at the same node, clear of Sample's seed+i

@@ -17,6 +17,9 @@ from solver.lm.session import Session
 from solver.node import Node
 from solver.task import Task, ValueScale
 
+__all__ = ["EVALUATORS", "Evaluator", "Likelihood", "Oracle", "Prior", "RandomOrder", "Value", "Vote",
+           "make_evaluator", "parse_vote"]
+
 
 class Evaluator(Protocol):
     """Scores nodes. Built-in evaluators also declare ``needs`` (the task capabilities they call

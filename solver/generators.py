@@ -12,6 +12,9 @@ from solver.lm.base import GenParams
 from solver.lm.session import Session
 from solver.task import Task, Thought
 
+__all__ = ["EnumerateChoice", "EnumerateRank", "GENERATORS", "Generator", "Propose", "Sample",
+           "first_thoughts", "make_generator"]
+
 
 class Generator(Protocol):
     """Turns a state into candidate thoughts. Built-in generators also declare ``needs`` (the

@@ -11,6 +11,9 @@ import os
 import stat
 from pathlib import Path
 
+__all__ = ["MAX_CACHE_FILE", "MAX_DATA_FILE", "MAX_PUZZLE_FILE", "MAX_TRACE_FILE", "MB", "ascii_int",
+           "read_bytes", "read_text", "regular_file"]
+
 MB = 1 << 20
 # Caps by kind of file (bytes). Generous for real data; small enough to read into memory.
 MAX_PUZZLE_FILE = 1 * MB  # one puzzle, a passage, --puzzle JSON

@@ -6,6 +6,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Generic, Hashable, TypeVar
 
+__all__ = ["Node", "NodeFactory"]
+
 S = TypeVar("S", bound=Hashable)
 
 

@@ -18,6 +18,9 @@ from solver.lm.client import LMClient
 from solver.search import SearchResult, bfs, dfs
 from solver.trace import Trace
 
+__all__ = ["DEFAULT_EVALUATOR", "DEFAULT_GENERATOR", "Settings", "check_settings", "make_backend",
+           "make_client", "make_parts", "needs_model", "solve", "usage_for"]
+
 # Measured with the embedded model on Game of 24 (README, "Which generator and evaluator"): the
 # checker enumerates legal steps and the model's label probabilities score states.
 DEFAULT_GENERATOR = "enumerate"

@@ -23,6 +23,8 @@ from solver.trace import Trace
 from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid, Solved, Valid
 
+__all__ = ["DECIMALS", "SearchResult", "bfs", "dfs", "quantise", "ranked"]
+
 DECIMALS = 3  # scores equal to 3 decimal places are ties, broken by the generator's order
 
 

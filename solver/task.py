@@ -8,6 +8,8 @@ from typing import Hashable, Protocol, TypeVar, runtime_checkable
 from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid, Verdict
 
+__all__ = ["Restorable", "Task", "Thought", "ValueScale"]
+
 S = TypeVar("S", bound=Hashable)
 
 

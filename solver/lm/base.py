@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
+__all__ = ["Backend", "Completion", "EndpointDown", "GenParams", "LMError", "ServerTooSlow",
+           "ServerUnavailable"]
+
 
 class LMError(Exception):
     """A model call failed for good (after retries) or a backend cannot do what was asked.

@@ -14,6 +14,8 @@ from typing import Literal
 
 from solver.inputs import MAX_CACHE_FILE, regular_file
 
+__all__ = ["Cache", "CacheMiss", "CacheMode", "cache_key"]
+
 CacheMode = Literal["off", "record", "replay"]
 
 

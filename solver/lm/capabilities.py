@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
+__all__ = ["Capabilities", "FEATURES", "PROBE_PROMPT", "forget", "probe"]
+
 FEATURES = ("chat", "n", "echo", "top_logprobs", "seed")
 PROBE_PROMPT = "Count: 1 2 3 4"
 

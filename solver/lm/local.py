@@ -15,6 +15,8 @@ from typing import Any, Sequence
 
 from solver.lm.base import Completion, GenParams, LMError
 
+__all__ = ["DEFAULT_MODEL", "LocalBackend", "cache_dir", "load_llama", "model_path"]
+
 DEFAULT_MODEL = "gemma3-270m-q4_k_m"
 
 

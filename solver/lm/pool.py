@@ -18,6 +18,8 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 from solver.lm.base import Completion, EndpointDown, GenParams, ServerUnavailable
 from solver.lm.openai_backend import Notify, OpenAIBackend, stderr_notice
 
+__all__ = ["EndpointPool", "split_urls"]
+
 T = TypeVar("T")
 
 

@@ -29,6 +29,8 @@ from typing import Any
 
 from solver.lm.base import LMError
 
+__all__ = ["CHILD_CODE", "CRASH_HOOK", "FIX", "PATH_VAR", "TIMEOUT_S", "check_key", "check_runtime"]
+
 TIMEOUT_S = 600.0
 CRASH_HOOK = "TOT_STARTUP_CHECK_CRASH"
 FIX = ("rebuild llama-cpp-python without CPU-specific kernels "
