@@ -1,6 +1,6 @@
 """Benchmark results: read the JSON lines of ``tot bench``, summarise each method with a 95%
-Wilson interval, and draw the paper's two figures (success against tokens; the step at which
-failed runs lost their last solvable state)."""
+Wilson interval (``solver.tools.stats.wilson``), and draw the paper's two figures (success
+against tokens; the step at which failed runs lost their last solvable state)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from solver.inputs import MAX_DATA_FILE, read_text
-from solver.tools.stats import wilson as _wilson
+from solver.tools.stats import wilson
 
 RESULTS_GLOB = "results*.jsonl"
-
-
-def wilson(successes: int, n: int) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion; (0, 1) when there were no trials."""
-    return _wilson(successes, n) or (0.0, 1.0)
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:

@@ -146,7 +146,7 @@ def soft_table(rows: list[dict[str, Any]]) -> str:
     lines = [head, "-" * len(head)]
     for method in sorted(data):
         d = data[method]
-        lo, hi = d["wilson"] or (0.0, 1.0)
+        lo, hi = d["wilson"]
         rate = f"{d['passed']}/{d['n']} {d['passed'] / d['n']:.0%} [{lo:.0%}-{hi:.0%}]" if d["n"] else "-"
         mean = d["mean"]
         score = f"{mean[0]:.2f} [{mean[1]:.2f}-{mean[2]:.2f}]" if mean else "-"

@@ -1,4 +1,13 @@
-"""Small exact statistics for audits: proportions with 95% Wilson score intervals."""
+"""Small exact statistics: proportions with 95% Wilson score intervals.
+
+The one Wilson interval of the project: ``tot bench`` tables and figures, the soft-score table
+and ``tot audit`` all call :func:`wilson` here.
+
+With no trials (``n = 0``) the interval is the whole of [0, 1]: nothing was observed, so every
+rate is possible. It is also the limit of the Wilson bounds as ``n`` goes to 0 (the centre tends
+to 1/2 and the half-width to 1/2), so the function is continuous in the sense that matters for
+pooled tables; the rate itself is undefined (``Proportion.rate`` is None, ``text`` prints ``-``).
+"""
 
 from __future__ import annotations
 
@@ -24,28 +33,28 @@ class Proportion:
         return self.k / self.n if self.n else None
 
     @property
-    def interval(self) -> tuple[float, float] | None:
+    def interval(self) -> tuple[float, float]:
         return wilson(self.k, self.n)
 
     def as_dict(self) -> dict[str, float | int | None]:
-        ci = self.interval
-        return {"k": self.k, "n": self.n, "rate": self.rate,
-                "low": ci[0] if ci else None, "high": ci[1] if ci else None}
+        low, high = self.interval
+        return {"k": self.k, "n": self.n, "rate": self.rate, "low": low, "high": high}
 
     def text(self, digits: int = 1) -> str:
         """``12.5% [4.1-30.2] (2/16)``, or ``- (0/0)`` when there were no trials."""
         if not self.n:
             return "- (0/0)"
-        lo, hi = wilson(self.k, self.n) or (0.0, 0.0)
+        lo, hi = wilson(self.k, self.n)
         return f"{100 * self.k / self.n:.{digits}f}% [{100 * lo:.{digits}f}-{100 * hi:.{digits}f}] ({self.k}/{self.n})"
 
 
-def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """Wilson score interval for ``k`` of ``n``; None when ``n`` is 0."""
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval (95% by default) for ``k`` successes of ``n`` trials; the whole
+    interval (0.0, 1.0) when ``n`` is 0 (see the module notes)."""
     if n < 0 or k < 0 or k > n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
-        return None
+        return 0.0, 1.0
     p = k / n
     z2 = z * z
     denom = 1 + z2 / n
