@@ -2,15 +2,20 @@
 with the exact checker's feedback, and best-of-k with an oracle pick.
 
 A task opts in by implementing ``BaselineTask`` (prompts and an answer parser) next to its
-``Task`` methods. Every method returns an answer only after the task's ``verify_answer`` accepted
-it, and counts the raw model answers that were invalid (unparseable or rejected) before that check.
+``Task`` methods. A task may also bring baselines of its own (``OwnBaselines``: writing's
+coherence-judged refine, Sudoku's zero-/one-/few-shot prompts): each is a function of a
+``BaselineRun`` that asks the model through it and returns the answer it picked; the run does the
+parsing, the counting, the trace and the final exact check, here and nowhere else. Every method
+returns an answer only after the task's ``verify_answer`` accepted it, and counts the raw model
+answers that were invalid (unparseable or rejected) before that check.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
+from typing import Any, Awaitable, Callable, Hashable, Mapping, Protocol, Sequence, runtime_checkable
 
 from solver.budget import BudgetExhausted, Usage
 from solver.lm.base import GenParams
@@ -41,6 +46,27 @@ class BaselineTask(Protocol):
 
     def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
         """The exact answer check (None when valid)."""
+
+
+@runtime_checkable
+class OwnBaselines(Protocol):
+    """A task's own baselines, by method name: each gets the ``BaselineRun`` of one puzzle, asks
+    the model through ``run.ask`` / ``run.read`` and returns the answer it picked (or None); the
+    run checks it. The task also needs ``parse_answer`` and ``verify_answer`` (``BaselineTask``)."""
+
+    @property
+    def own_baselines(self) -> Mapping[str, Callable[[BaselineRun], Awaitable[str | None]]]: ...
+
+
+def own_baselines(task: Any) -> Mapping[str, Callable[[BaselineRun], Awaitable[str | None]]]:
+    """The task's own baselines by name; empty when it has none."""
+    return task.own_baselines if isinstance(task, OwnBaselines) else {}
+
+
+def baseline_names(task: Any) -> tuple[str, ...]:
+    """Every baseline ``task`` can run: the generic ones it supports, then its own."""
+    own = own_baselines(task)
+    return tuple(m for m in BASELINES if m not in own and supports(task, m)) + tuple(own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +101,10 @@ class BaselineResult:
 
 
 def supports(task: Any, method: str) -> bool:
-    """Whether ``task`` implements what ``method`` needs."""
+    """Whether ``task`` implements what ``method`` needs (a task's own baseline of that name
+    counts, and takes the place of the generic one)."""
+    if method in own_baselines(task):
+        return True
     if method not in BASELINES:
         return False
     if not isinstance(task, BaselineTask):
@@ -101,12 +130,15 @@ def majority(answers: Sequence[str | None], key: Any = None) -> str | None:
     return first[best][1]
 
 
-class _Baseline:
+class BaselineRun:
+    """One baseline on one puzzle: asks the model, reads and checks each raw answer (counting the
+    invalid ones and tracing them), and gates the answer finally picked (``final``)."""
+
     def __init__(self, task: Any, puzzle: str, client: LMClient, cfg: BaselineConfig, trace: Trace,
                  usage: Usage) -> None:
         self.task, self.puzzle, self.client, self.cfg, self.trace = task, puzzle, client, cfg, trace
         self.usage = usage
-        self.client.usage = usage
+        self.client.usage = usage  # per-run usage on the client (i16-session moves it to a run)
         self.raw = self.invalid = 0
         self.texts: list[str] = []
         self.stop: tuple[str, ...] = tuple(getattr(task, "baseline_stop", ()))
@@ -115,8 +147,16 @@ class _Baseline:
         return GenParams(n=n, temperature=self.cfg.temperature, max_tokens=max_tokens, stop=self.stop,
                          seed=self.cfg.seed, chat=self.cfg.chat)
 
-    async def ask(self, prompt: str, n: int, max_tokens: int, purpose: str) -> list[str]:
-        texts = await self.client.complete(prompt, self.params(n, max_tokens), purpose)
+    async def ask(self, prompt: str, n: int, max_tokens: int, purpose: str, seed_offset: int = 0,
+                  temperature: float | None = None) -> list[str]:
+        """``n`` samples of ``prompt``; ``seed_offset`` moves the seed (a rewrite round's own
+        seed), ``temperature`` replaces the configured one (a greedy one-answer baseline)."""
+        params = self.params(n, max_tokens)
+        if seed_offset and params.seed is not None:
+            params = dataclasses.replace(params, seed=params.seed + seed_offset)
+        if temperature is not None:
+            params = dataclasses.replace(params, temperature=temperature)
+        texts = await self.client.complete(prompt, params, purpose)
         self.texts.extend(texts)
         return texts
 
@@ -157,13 +197,16 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
     trace = trace or Trace()
     usage = usage or Usage(budget=client.usage.budget, prices=dict(client.usage.prices),
                            model=client.backend.model)
-    b = _Baseline(task, puzzle, client, cfg, trace, usage)
+    b = BaselineRun(task, puzzle, client, cfg, trace, usage)
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=method,
                model=client.backend.name,
                samples=cfg.samples, rounds=cfg.rounds, seed=cfg.seed)
     chosen: str | None = None
+    own = own_baselines(task).get(method)
     try:
-        if method in ("io", "cot"):
+        if own is not None:
+            chosen = await own(b)
+        elif method in ("io", "cot"):
             prompt = task.io_prompt(puzzle, cfg.chat) if method == "io" else task.cot_prompt(puzzle, cfg.chat)
             texts = await b.ask(prompt, 1, cfg.io_tokens if method == "io" else cfg.cot_tokens, method)
             if texts:
@@ -188,7 +231,7 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
     return b.final(chosen)
 
 
-async def _refine(b: _Baseline) -> str | None:
+async def _refine(b: BaselineRun) -> str | None:
     """Attempt 1 is IO; each later attempt sees the previous one and the exact checker's reason."""
     task, puzzle, cfg = b.task, b.puzzle, b.cfg
     prompt = task.io_prompt(puzzle, cfg.chat)

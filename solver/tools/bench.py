@@ -28,7 +28,7 @@ from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.run import DEFAULT_EVALUATOR, Settings, make_backend, needs_model, solve
 from solver.task import Thought
-from solver.tools.baselines import BASELINES, BaselineConfig, chain_lost_at, run_baseline, supports
+from solver.tools.baselines import BASELINES, BaselineConfig, baseline_names, chain_lost_at, run_baseline
 from solver.tools.cli import UsageError, _add_search_args, settings_from
 from solver.tools.plugins import TaskPlugin
 from solver.tools.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
@@ -36,7 +36,7 @@ from solver.tools.soft_score import SoftScorer, add_score_args, soft_table
 from solver.trace import Trace
 from verifiers.verdict import Invalid
 
-SEARCHES = ("tot-complete", "tot-bfs", "tot-dfs")
+SEARCHES = ("tot-complete", "tot-bfs", "tot-dfs", "long")  # long: Long (2023)'s controller
 NO_GATE = ":no-gate"
 AT_GENERATOR = "@"  # tot-bfs@sample: this search with another generator, beside the default one
 SUBCOMMANDS = ("merge", "report")
@@ -61,7 +61,8 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         _add_search_args(sp)
         g = sp.add_argument_group("bench")
         g.add_argument("--methods", "--method", dest="methods", default="io,cot,cot-sc,tot-bfs",
-                       help=f"comma-separated: {', '.join(BASELINES + SEARCHES)}; a search may name its "
+                       help=f"comma-separated: {', '.join(BASELINES + SEARCHES)} (and the task's own baselines: "
+                            "writing's refine, sudoku's zero-shot, one-shot, few-shot); a search may name its "
                             "generator and evaluator, SEARCH:GENERATOR:EVALUATOR (e.g. "
                             "tot-complete:enumerate:prior, tot-bfs:propose:value; default: --generator and "
                             f"--evaluator), or SEARCH{AT_GENERATOR}GENERATOR; add {NO_GATE} to a search to run "
@@ -139,12 +140,12 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
             if label.endswith(NO_GATE) and not callable(getattr(task, "apply_unchecked", None)):
                 raise UsageError(f"task {task.name!r} cannot run without the gate (no apply_unchecked)")
             label += at + at_gen
-        elif raw in BASELINES:
-            if not supports(task, raw):
-                raise UsageError(f"task {task.name!r} does not implement the {raw!r} baseline")
+        elif raw in baseline_names(task):
             label = raw
+        elif raw in BASELINES:
+            raise UsageError(f"task {task.name!r} does not implement the {raw!r} baseline")
         else:
-            raise UsageError(f"unknown method {raw!r}; choose from {', '.join(BASELINES + SEARCHES)}"
+            raise UsageError(f"unknown method {raw!r}; choose from {', '.join(baseline_names(task) + SEARCHES)}"
                              f" (searches may name :GENERATOR:EVALUATOR and end in {NO_GATE})")
         if label not in out:
             out.append(label)
@@ -262,12 +263,13 @@ class _Runner:
     async def warm_up(self, methods: list[str]) -> None:
         """One untimed, uncounted call of each kind the methods will make, so that loading a
         model (the embedded one loads on first use) is not charged to the first pair."""
-        searches = [search_settings(self.settings, m) for m in methods if m not in BASELINES]
-        gen = any(m in BASELINES for m in methods) or any(
+        baselines = baseline_names(self.task)
+        searches = [search_settings(self.settings, m) for m in methods if m not in baselines]
+        gen = any(m in baselines for m in methods) or any(
             s.generator in ("propose", "sample") or s.evaluator in ("value", "vote") for s in searches)
         score = any(s.generator == "enumerate-rank" or s.evaluator == "likelihood" for s in searches)
-        if not (gen or score):
-            return
+        if not (gen or score) or (self.settings.cache and self.settings.cache_mode == "replay"):
+            return  # replay answers from the store and never reaches the model: nothing to load
         backend = self.client().backend
         try:
             if gen:
@@ -286,7 +288,7 @@ class _Runner:
         row: dict[str, Any] = {"task": self.task.name, "id": pid, "puzzle": puzzle, "method": method}
         trace = Trace(self.args.trace)
         try:
-            if method in BASELINES:
+            if method in baseline_names(self.task):
                 client = self.client()  # first: loading a model is not the first pair's time
                 usage = Usage(budget=self.settings.budget, model=client.backend.model)
                 usage.prices.update(self.settings.prices)
