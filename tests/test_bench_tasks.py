@@ -112,3 +112,39 @@ def test_writing_recording_replays_through_the_bench(tmp_path, capsys):
     # The bench scores each final answer, passed or refused: io's and cot's are their first raw passage.
     assert got[("0", "io")]["soft_score"] == pytest.approx(recorded["io"]["coherence_first_raw"])
     assert json.loads(capsys.readouterr().out)[0]["n"] == 1
+
+
+def test_crossword_columns_are_scored_against_the_answer(tmp_path, capsys):
+    """tot bench crosswords adds the paper's letters / words / game of the output and of the best
+    state seen, and false prunes; re-scored here cell by cell against the answer board."""
+    from tasks.crosswords.data import load_puzzles
+
+    out, out2 = tmp_path / "cw-oracle", tmp_path / "cw-fillable"
+    argv = ["bench", "crosswords", "--index", "1", "--methods", "tot-dfs:enumerate:oracle", "--candidates", "1000",
+            "--keep-going", "--budget-steps", "30", "--out", str(out), "--no-plots"]
+    assert main(argv) == 0
+    argv = ["bench", "crosswords", "--index", "1", "--methods", "tot-dfs:enumerate:fillable", "--out", str(out2),
+            "--no-plots"]
+    assert main(argv) == 0
+    got = rows(out) | rows(out2)
+    assert got[("1", "tot-dfs:enumerate:oracle")]["game"]  # the oracle's upper bound solves puzzle 1
+    answers = {str(i): p.answer for i, p in enumerate(load_puzzles(), 1)}
+    for (pid, _method), r in got.items():
+        truth = answers[pid]
+        cells = [i for i, t in enumerate(truth) if t != "."]  # the 5x5 minis have no blocks
+        right = sum(r["board"][i] == truth[i] for i in cells)
+        assert r["letters_right"] == right and r["letters"] == pytest.approx(right / len(cells), abs=1e-4)
+        words = [truth[5 * k:5 * k + 5] for k in range(5)] + [truth[k::5] for k in range(5)]
+        mine = [r["board"][5 * k:5 * k + 5] for k in range(5)] + [r["board"][k::5] for k in range(5)]
+        assert r["words_right"] == sum(a == b for a, b in zip(words, mine, strict=True))
+        assert r["game"] == (r["board"] == truth)
+        assert r["best_letters"] >= r["letters"] - 1e-9 or r["stopped_by"]  # the output was seen too
+        assert 0 <= r["false_pruned"] <= r["solvable_scored"] <= r["scored"]
+    # The oracle evaluator prunes no solvable state, by definition.
+    assert all(r["false_pruned"] == 0 for (_, m), r in got.items() if m.endswith(":oracle"))
+    table = capsys.readouterr().out
+    assert "best: l/w/g" in table and "false prunes" in table
+    # tot bench report prints the task's own table again from the results alone.
+    assert main(["bench", "report", str(out), str(out2), "--no-plots"]) == 0
+    table = capsys.readouterr().out
+    assert "tot-dfs:enumerate:oracle       1   100.0% 100.0%      1" in table and "enumerate:fillable" in table

@@ -17,7 +17,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol, runtime_checkable
 
 from solver.budget import Usage
 from solver.evaluators import EVALUATORS
@@ -45,6 +45,16 @@ SUBCOMMANDS = ("merge", "report")
 _FREE_OPTIONS = {"command", "bench_task", "methods", "out", "shard", "no_gate", "trace", "json", "puzzle",
                  "ranks", "data", "generated", "cache", "cache_mode", "concurrency", "timeout", "retries",
                  "base_url", "price", "no_plots", "method", "score_base_url"}
+
+
+@runtime_checkable
+class BenchHooks(Protocol):
+    """A task plugin's own bench columns (tasks/crosswords/bench.py): extra fields of one search
+    pair's row, and a per-method table of them printed under the common one."""
+
+    def bench_row(self, task: Any, puzzle: str, result: Any, events: list[dict[str, Any]]) -> dict[str, Any]: ...
+
+    def bench_table(self, rows: list[dict[str, Any]]) -> str: ...
 
 
 def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
@@ -308,6 +318,8 @@ class _Runner:
                                             and not e.get("accepted"))
                 if not sres.verified:
                     row["lost_at"] = tree_lost_at(self.task, puzzle, trace.events)
+                if isinstance(self.plugin, BenchHooks):
+                    row.update(self.plugin.bench_row(self.task, puzzle, sres, trace.events))
             row["max_depth"] = self.task.max_depth
             await self.scorer.score(row, puzzle, trace.events, self.client)
             row["status"] = "error" if row.get("failed_calls") else "done"
@@ -366,20 +378,25 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     # Every method in DIR on these puzzles, so a later --no-gate run sits beside the gated one.
     ids = {str(pid) for pid, _ in puzzles}
     rows = [r for r in load_rows([out]) if str(r["id"]) in ids]
-    _print_report(out, rows, args)
+    _print_report(out, rows, args, plugins)
     if progress.errors:
         print(f"{progress.errors} pair(s) errored (a model or server failure); rerun the same command "
               "to retry only those", file=sys.stderr)
     return 0
 
 
-def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace,
+                  plugins: dict[str, TaskPlugin] | None = None) -> None:
     table, paths = write_report(out, rows, plots=not args.no_plots)
-    soft = soft_table(rows)
-    if soft:
-        table += "\n\n" + soft
+    extra = [soft_table(rows)]
+    for name in sorted({str(r.get("task")) for r in rows}):  # each task's own columns, if it has any
+        plugin = (plugins or {}).get(name)
+        if isinstance(plugin, BenchHooks):
+            extra.append(plugin.bench_table([r for r in rows if r.get("task") == name]))
+    for part in filter(None, extra):
+        table += "\n\n" + part
         with (out / "summary.txt").open("a", encoding="utf-8") as fh:
-            fh.write("\n" + soft + "\n")
+            fh.write("\n" + part + "\n")
     if args.json:
         print((out / "summary.json").read_text(encoding="utf-8"), end="")
     else:
@@ -387,7 +404,7 @@ def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespac
         print("wrote " + ", ".join(str(p) for p in paths))
 
 
-def merge(args: argparse.Namespace) -> int:
+def merge(args: argparse.Namespace, plugins: dict[str, TaskPlugin] | None = None) -> int:
     dirs = [Path(d) for d in args.dirs]
     configs = []
     for d in dirs:
@@ -411,11 +428,11 @@ def merge(args: argparse.Namespace) -> int:
     for old in out.glob(RESULTS_GLOB):
         old.unlink()
     tmp.replace(out / "results.jsonl")
-    _print_report(out, rows, args)
+    _print_report(out, rows, args, plugins)
     return 0
 
 
-def report(args: argparse.Namespace) -> int:
+def report(args: argparse.Namespace, plugins: dict[str, TaskPlugin] | None = None) -> int:
     dirs = [Path(d) for d in args.dirs]
     for d in dirs:
         if not d.is_dir():
@@ -423,15 +440,15 @@ def report(args: argparse.Namespace) -> int:
     rows = load_rows(dirs)
     if not rows:
         raise UsageError(f"no results in {', '.join(map(str, dirs))}")
-    _print_report(dirs[0], rows, args)
+    _print_report(dirs[0], rows, args, plugins)
     return 0
 
 
 async def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
     if args.bench_task == "merge":
-        return merge(args)
+        return merge(args, plugins)
     if args.bench_task == "report":
-        return report(args)
+        return report(args, plugins)
     own_bench = getattr(plugins[args.bench_task], "run_bench", None)  # planning: domains x methods of its own
     if own_bench is not None:
         return int(await own_bench(args))
