@@ -44,15 +44,20 @@ SUBCOMMANDS = ("merge", "report")
 # their results incomparable: which pairs to run, where, how fast, and how to show it.
 _FREE_OPTIONS = {"command", "bench_task", "methods", "out", "shard", "no_gate", "trace", "json", "puzzle",
                  "ranks", "data", "generated", "cache", "cache_mode", "concurrency", "timeout", "retries",
-                 "base_url", "price", "no_plots", "method", "score_base_url"}
+                 "base_url", "price", "no_plots", "method", "score_base_url", "domains", "llmp_dir"}
 
 
 @runtime_checkable
-class BenchHooks(Protocol):
-    """A task plugin's own bench columns (tasks/crosswords/bench.py): extra fields of one search
-    pair's row, and a per-method table of them printed under the common one."""
+class BenchColumns(Protocol):
+    """A task plugin's own fields of one search pair's row (tasks/crosswords/bench.py)."""
 
     def bench_row(self, task: Any, puzzle: str, result: Any, events: list[dict[str, Any]]) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class BenchTable(Protocol):
+    """A task plugin's own table of its rows, printed under the common one by ``tot bench``,
+    ``merge`` and ``report`` (crosswords: letters / words / game; planning: per domain)."""
 
     def bench_table(self, rows: list[dict[str, Any]]) -> str: ...
 
@@ -318,7 +323,7 @@ class _Runner:
                                             and not e.get("accepted"))
                 if not sres.verified:
                     row["lost_at"] = tree_lost_at(self.task, puzzle, trace.events)
-                if isinstance(self.plugin, BenchHooks):
+                if isinstance(self.plugin, BenchColumns):
                     row.update(self.plugin.bench_row(self.task, puzzle, sres, trace.events))
             row["max_depth"] = self.task.max_depth
             await self.scorer.score(row, puzzle, trace.events, self.client)
@@ -378,20 +383,20 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     # Every method in DIR on these puzzles, so a later --no-gate run sits beside the gated one.
     ids = {str(pid) for pid, _ in puzzles}
     rows = [r for r in load_rows([out]) if str(r["id"]) in ids]
-    _print_report(out, rows, args, plugins)
+    print_report(out, rows, args, plugins)
     if progress.errors:
         print(f"{progress.errors} pair(s) errored (a model or server failure); rerun the same command "
               "to retry only those", file=sys.stderr)
     return 0
 
 
-def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace,
+def print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace,
                   plugins: dict[str, TaskPlugin] | None = None) -> None:
     table, paths = write_report(out, rows, plots=not args.no_plots)
     extra = [soft_table(rows)]
     for name in sorted({str(r.get("task")) for r in rows}):  # each task's own columns, if it has any
         plugin = (plugins or {}).get(name)
-        if isinstance(plugin, BenchHooks):
+        if isinstance(plugin, BenchTable):
             extra.append(plugin.bench_table([r for r in rows if r.get("task") == name]))
     for part in filter(None, extra):
         table += "\n\n" + part
@@ -428,7 +433,7 @@ def merge(args: argparse.Namespace, plugins: dict[str, TaskPlugin] | None = None
     for old in out.glob(RESULTS_GLOB):
         old.unlink()
     tmp.replace(out / "results.jsonl")
-    _print_report(out, rows, args, plugins)
+    print_report(out, rows, args, plugins)
     return 0
 
 
@@ -440,7 +445,7 @@ def report(args: argparse.Namespace, plugins: dict[str, TaskPlugin] | None = Non
     rows = load_rows(dirs)
     if not rows:
         raise UsageError(f"no results in {', '.join(map(str, dirs))}")
-    _print_report(dirs[0], rows, args, plugins)
+    print_report(dirs[0], rows, args, plugins)
     return 0
 
 
