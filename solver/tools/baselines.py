@@ -138,7 +138,7 @@ class BaselineRun:
                  usage: Usage) -> None:
         self.task, self.puzzle, self.client, self.cfg, self.trace = task, puzzle, client, cfg, trace
         self.usage = usage
-        self.client.usage = usage  # per-run usage on the client (i16-session moves it to a run)
+        self.client.usage = usage
         self.raw = self.invalid = 0
         self.texts: list[str] = []
         self.stop: tuple[str, ...] = tuple(getattr(task, "baseline_stop", ()))
@@ -237,10 +237,7 @@ async def _refine(b: BaselineRun) -> str | None:
     prompt = task.io_prompt(puzzle, cfg.chat)
     for attempt in range(cfg.rounds):
         # A distinct seed per round: the same prompt may recur, and the same sample would too.
-        params = GenParams(n=1, temperature=cfg.temperature, max_tokens=cfg.io_tokens, stop=b.stop,
-                           seed=None if cfg.seed is None else cfg.seed + attempt, chat=cfg.chat)
-        texts = await b.client.complete(prompt, params, "refine")
-        b.texts.extend(texts)
+        texts = await b.ask(prompt, 1, cfg.io_tokens, "refine", seed_offset=attempt)
         if not texts:
             continue
         answer, problem = b.read(texts[0])

@@ -135,7 +135,8 @@ def quantiles(values: list[float]) -> tuple[float, float]:
 
 
 def _method_order(m: str) -> tuple[int, str]:
-    order = ["io", "cot", "cot-sc", "refine", "io-best", "cot-best", "tot-complete", "tot-bfs", "tot-dfs"]
+    order = ["io", "cot", "cot-sc", "refine", "io-best", "cot-best", "zero-shot", "one-shot", "few-shot", "long",
+             "tot-complete", "tot-bfs", "tot-dfs"]
     base = m.split(":", 1)[0]
     return (order.index(base) if base in order else len(order), m)
 
