@@ -5,15 +5,13 @@ against tokens; the step at which failed runs lost their last solvable state).""
 from __future__ import annotations
 
 import json
-import math
-import statistics
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from solver.inputs import MAX_DATA_FILE, read_text
-from solver.tools.stats import wilson
+from solver.tools.stats import quantiles, wilson
 
 RESULTS_GLOB = "results*.jsonl"
 
@@ -124,14 +122,6 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[MethodSummary]:
             else None,
             exhausted=sum(1 for r in done if r.get("exhausted"))))
     return out
-
-
-def quantiles(values: list[float]) -> tuple[float, float]:
-    """(median, 90th percentile by nearest rank) of per-puzzle values; (0, 0) when empty."""
-    if not values:
-        return 0.0, 0.0
-    xs = sorted(float(v) for v in values)
-    return float(statistics.median(xs)), xs[max(0, math.ceil(0.9 * len(xs)) - 1)]
 
 
 def _method_order(m: str) -> tuple[int, str]:

@@ -10,16 +10,14 @@ never part of the gate; the scoring calls are not counted in the method's own ca
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import statistics
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any, Callable
 
 from solver.budget import Usage
 from solver.lm.client import LMClient
-from solver.tools.stats import Z95, wilson
+from solver.tools.stats import mean_interval, wilson
 
 MAX_SCORED_CHARS = 8000
 
@@ -105,18 +103,6 @@ class SoftScorer:
     async def close(self) -> None:
         if self._client is not None and self.own is not None:
             await self._client.close()
-
-
-def mean_interval(xs: list[float]) -> tuple[float, float, float] | None:
-    """(mean, low, high): the normal-approximation 95% interval of the mean (None for no data;
-    the interval is the mean itself for one value)."""
-    if not xs:
-        return None
-    m = statistics.fmean(xs)
-    if len(xs) < 2:
-        return m, m, m
-    half = Z95 * statistics.stdev(xs) / math.sqrt(len(xs))
-    return m, m - half, m + half
 
 
 def soft_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

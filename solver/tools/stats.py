@@ -1,7 +1,9 @@
-"""Small exact statistics: proportions with 95% Wilson score intervals.
+"""The project's statistics, one implementation each: proportions with 95% Wilson score
+intervals (``wilson``, ``Proportion``), the normal-approximation interval of a mean
+(``mean_interval``) and the median with the 90th percentile by nearest rank (``quantiles``).
 
-The one Wilson interval of the project: ``tot bench`` tables and figures, the soft-score table
-and ``tot audit`` all call :func:`wilson` here.
+The one Wilson interval: ``tot bench`` tables and figures, the soft-score table and
+``tot audit`` all call :func:`wilson` here.
 
 With no trials (``n = 0``) the interval is the whole of [0, 1]: nothing was observed, so every
 rate is possible. It is also the limit of the Wilson bounds as ``n`` goes to 0 (the centre tends
@@ -12,6 +14,7 @@ pooled tables; the rate itself is undefined (``Proportion.rate`` is None, ``text
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 
 Z95 = 1.959963984540054  # the 97.5% quantile of the standard normal
@@ -64,3 +67,23 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     low = 0.0 if k == 0 else max(0.0, centre - half)
     high = 1.0 if k == n else min(1.0, centre + half)
     return low, high
+
+
+def mean_interval(xs: list[float]) -> tuple[float, float, float] | None:
+    """(mean, low, high): the normal-approximation 95% interval of the mean (None for no data;
+    the interval is the mean itself for one value)."""
+    if not xs:
+        return None
+    m = statistics.fmean(xs)
+    if len(xs) < 2:
+        return m, m, m
+    half = Z95 * statistics.stdev(xs) / math.sqrt(len(xs))
+    return m, m - half, m + half
+
+
+def quantiles(values: list[float]) -> tuple[float, float]:
+    """(median, 90th percentile by nearest rank) of per-puzzle values; (0, 0) when empty."""
+    if not values:
+        return 0.0, 0.0
+    xs = sorted(float(v) for v in values)
+    return float(statistics.median(xs)), xs[max(0, math.ceil(0.9 * len(xs)) - 1)]
