@@ -383,14 +383,14 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     # Every method in DIR on these puzzles, so a later --no-gate run sits beside the gated one.
     ids = {str(pid) for pid, _ in puzzles}
     rows = [r for r in load_rows([out]) if str(r["id"]) in ids]
-    print_report(out, rows, args, plugins)
+    _print_report(out, rows, args, plugins)
     if progress.errors:
         print(f"{progress.errors} pair(s) errored (a model or server failure); rerun the same command "
               "to retry only those", file=sys.stderr)
     return 0
 
 
-def print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace,
+def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace,
                   plugins: dict[str, TaskPlugin] | None = None) -> None:
     table, paths = write_report(out, rows, plots=not args.no_plots)
     extra = [soft_table(rows)]
@@ -433,7 +433,7 @@ def merge(args: argparse.Namespace, plugins: dict[str, TaskPlugin] | None = None
     for old in out.glob(RESULTS_GLOB):
         old.unlink()
     tmp.replace(out / "results.jsonl")
-    print_report(out, rows, args, plugins)
+    _print_report(out, rows, args, plugins)
     return 0
 
 
@@ -445,7 +445,7 @@ def report(args: argparse.Namespace, plugins: dict[str, TaskPlugin] | None = Non
     rows = load_rows(dirs)
     if not rows:
         raise UsageError(f"no results in {', '.join(map(str, dirs))}")
-    print_report(dirs[0], rows, args, plugins)
+    _print_report(dirs[0], rows, args, plugins)
     return 0
 
 
