@@ -13,13 +13,14 @@ States are typed ``Any`` here: a task's own state type fits every capability.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
+from typing import Any, Awaitable, Callable, Hashable, Mapping, Protocol, Sequence, runtime_checkable
 
 from solver.task import Restorable, Task, Thought
 from verifiers.verdict import Verdict
 
 __all__ = [
-    "CAPABILITIES", "CORE", "AnswerKey", "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
+    "CAPABILITIES", "CORE", "AnswerKey", "AnswerParser", "OwnBaselines",
+    "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
     "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "MissingCapability", "Needs",
     "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
     "SoftScore", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing", "missing_message",
@@ -154,6 +155,26 @@ class TunesParts(Protocol):
 
 
 @runtime_checkable
+class AnswerParser(Protocol):
+    """Reads an answer out of a whole model output (the baselines, a task's own baselines)."""
+
+    def parse_answer(self, puzzle: str, text: str) -> str | None:
+        """The answer in a model output, unchecked; None when there is none. Never evaluates."""
+
+
+@runtime_checkable
+class OwnBaselines(Protocol):
+    """A task's own baselines by method name (writing's coherence-judged refine, Sudoku's zero-,
+    one- and few-shot prompts): each gets the ``solver.tools.baselines.BaselineRun`` of one
+    puzzle, asks the model through it and returns the answer it picked (or None); the run reads,
+    counts, traces and checks every answer. Needs ``AnswerParser`` too."""
+
+    @property
+    def own_baselines(self) -> Mapping[str, Callable[[Any], Awaitable[str | None]]]:
+        """Method name -> the baseline (an async function of a BaselineRun)."""
+
+
+@runtime_checkable
 class BaselinePrompts(Protocol):
     """The paper's baselines (``io``, ``cot``, ``cot-sc``, ``io-best``, ``cot-best``):
     few-shot prompts and the parser of an answer. The answer is checked by the core's
@@ -237,6 +258,8 @@ CAPABILITIES: dict[type, str] = {
     OwnGenerators: "generators of its own (OwnGenerators: make_generator(name, settings))",
     OwnEvaluators: "evaluators of its own (OwnEvaluators: make_evaluator(name, settings))",
     TunesParts: "tuning of its generator and evaluator (TunesParts: tune(generator, evaluator))",
+    AnswerParser: "an answer parser (AnswerParser: parse_answer(puzzle, text))",
+    OwnBaselines: "baselines of its own (OwnBaselines: own_baselines)",
     BaselinePrompts: "baseline prompts and an answer parser (BaselinePrompts: io_prompt, cot_prompt, "
                      "parse_answer)",
     RefinePrompt: "a refine prompt (RefinePrompt: refine_prompt(puzzle, attempt, feedback, chat))",

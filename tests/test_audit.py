@@ -44,8 +44,9 @@ def test_wilson_known_values() -> None:
     lo, hi = wilson(0, 10) or (0, 0)
     assert lo == 0.0 and hi == pytest.approx(0.277533, abs=1e-6)
     assert wilson(3, 3) is not None and wilson(3, 3)[1] == 1.0  # type: ignore[index]
-    assert wilson(0, 0) is None
-    assert Proportion(0, 0).as_dict() == {"k": 0, "n": 0, "rate": None, "low": None, "high": None}
+    assert wilson(0, 0) == (0.0, 1.0)  # no trials: the whole interval (tests/test_stats.py)
+    assert Proportion(0, 0).as_dict() == {"k": 0, "n": 0, "rate": None, "low": 0.0, "high": 1.0}
+    assert Proportion(0, 0).text() == "- (0/0)"
     with pytest.raises(ValueError):
         wilson(4, 3)
 

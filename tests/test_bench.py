@@ -18,7 +18,8 @@ from solver.search import bfs
 from solver.tools import bench
 from solver.tools.cli import build_parser, main
 from solver.tools.plugins import load_plugins
-from solver.tools.report import final_rows, load_rows, lost_counts, summarize, wilson
+from solver.tools.report import final_rows, load_rows, lost_counts, summarize
+from solver.tools.stats import wilson
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests import references as ref

@@ -265,7 +265,7 @@ def test_bench_rejects_bad_method_labels(tmp_path: Any, capsys: pytest.CaptureFi
 def test_quantiles_match_numpy_nearest_rank() -> None:
     import numpy as np
 
-    from solver.tools.report import quantiles
+    from solver.tools.stats import quantiles
 
     for xs in ([5.0], [1.0, 2.0], [3.0, 1.0, 2.0, 10.0, 7.0], list(range(1, 101)), [0.5] * 7 + [9.0] * 3):
         med, p90 = quantiles(xs)

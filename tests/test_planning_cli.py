@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -196,6 +197,21 @@ def test_bench_on_generated_domain_resumes_and_refuses_unknown_domains(
     capsys.readouterr()
     assert main([*argv[:5], "nowhere", *argv[6:]]) == 2
     assert "unknown domain 'nowhere'" in capsys.readouterr().err
+    # merge and report: the common table and the per-domain one, from the rows alone.
+    other = [*argv[:-3], str(tmp_path / "out2"), *argv[-2:]]
+    other[other.index("1-2")] = "1-1"
+    assert main(other) == 0
+    capsys.readouterr()
+    assert main(["bench", "merge", str(tmp_path / "out"), str(tmp_path / "out2"), "--out", str(tmp_path / "m"),
+                 "--no-plots"]) == 0
+    merged = capsys.readouterr().out
+    assert "| blocks | 2 | 2/2" in merged and re.search(r"tot-bfs-oracle\s+2/2\s+100.0%", merged)
+    assert main(["bench", "report", str(tmp_path / "m"), "--no-plots", "--json"]) == 0
+    [summary] = json.loads(capsys.readouterr().out)
+    assert (summary["method"], summary["n"], summary["solved"]) == ("tot-bfs-oracle", 2, 2)
+    other[other.index("5")] = "9"  # another oracle limit is another configuration
+    assert main(other) == 2
+    assert "another configuration" in capsys.readouterr().err
 
 
 def test_planning_trace_proves_itself_and_a_tampered_one_does_not(

@@ -213,17 +213,25 @@ def test_solve_generated_puzzles_with_the_oracle_controller(capsys):
 
 
 def test_baselines_are_gated():
+    """Long's zero-/one-/few-shot run through the core's one baseline runner, greedy, gated."""
     from solver.lm.client import LMClient
-    from tasks.sudoku.baselines import run_baseline
+    from solver.tools.baselines import baseline_names, run_baseline
     from tests.fakes import ScriptedBackend
 
     task = Sudoku()
-    good = LMClient(ScriptedBackend(lambda p, g, i: ' {"rows": ["321", "132", "213"]}'))
+    assert baseline_names(task) == ("zero-shot", "one-shot", "few-shot")
+    good_backend = ScriptedBackend(lambda p, g, i: ' {"rows": ["321", "132", "213"]}\nBoard: more')
+    good = LMClient(good_backend)
     res = asyncio.run(run_baseline(task, PUZZLE, "few-shot", good))
     assert res.verified and res.answer == SOLUTION and res.usage.calls == 1
+    assert ref.csp_is_solution(ref.read_board(PUZZLE), ref.read_board(res.answer), boxes=False)
+    [(prompt, params)] = good_backend.requests
+    assert prompt == task.solution_prompt(PUZZLE, "few-shot", False) and params.temperature == 0.0
     bad = LMClient(ScriptedBackend(lambda p, g, i: ' {"rows": ["321", "132", "231"]}'))
     res = asyncio.run(run_baseline(task, PUZZLE, "zero-shot", bad))
-    assert not res.verified and res.rejected == 1
+    assert not res.verified and res.answer is None and (res.raw_answers, res.invalid_answers) == (1, 1)
+    res = asyncio.run(run_baseline(task, PUZZLE, "one-shot", LMClient(ScriptedBackend(lambda p, g, i: "no board"))))
+    assert not res.verified and res.invalid_answers == 1
     prompts = [task.solution_prompt(PUZZLE, s, False) for s in ("zero-shot", "one-shot", "few-shot")]
     assert [p.count("Solution:") for p in prompts] == [1, 2, 4]
 

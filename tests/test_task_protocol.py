@@ -243,10 +243,23 @@ def test_the_baselines_name_what_they_need() -> None:
         asyncio.run(run_baseline(Change(), "13", "io", None))  # type: ignore[arg-type]
     assert str(err.value) == ("baseline `io` needs a task with baseline prompts and an answer parser "
                               "(BaselinePrompts: io_prompt, cot_prompt, parse_answer); Change has none")
+    class Prompts(Change):  # the baseline prompts, but no refine prompt
+        def io_prompt(self, puzzle: str, chat: bool) -> str:
+            return puzzle
+
+        cot_prompt = io_prompt
+
+        def parse_answer(self, puzzle: str, text: str) -> str | None:
+            return text
+
+    with pytest.raises(cap.MissingCapability) as err:
+        asyncio.run(run_baseline(Prompts(), "13", "refine", None))  # type: ignore[arg-type]
+    assert str(err.value) == ("baseline `refine` needs a task with a refine prompt "
+                              "(RefinePrompt: refine_prompt(puzzle, attempt, feedback, chat)); Prompts has none")
+    # Writing brings its own refine (OwnBaselines), which needs only its answer parser and a model.
     with pytest.raises(cap.MissingCapability) as err:
         asyncio.run(run_baseline(Writing(), "Ab. Cd. Ef. Gh.", "refine", None))  # type: ignore[arg-type]
-    assert str(err.value) == ("baseline `refine` needs a task with a refine prompt "
-                              "(RefinePrompt: refine_prompt(puzzle, attempt, feedback, chat)); Writing has none")
+    assert str(err.value) == "baseline `refine` needs a model; pass an LMClient"
     with pytest.raises(cap.MissingCapability) as err:
         asyncio.run(run_baseline(Game24(), "4 9 10 13", "cot", None))  # type: ignore[arg-type]
     assert str(err.value) == "baseline `cot` needs a model; pass an LMClient"
@@ -311,6 +324,7 @@ CAPABILITY_NAMES: dict[str, type] = {
     "HasOracle": cap.HasOracle, "Restorable": cap.Restorable, "Unchecked": cap.Unchecked,
     "HasOptions": cap.HasOptions, "OwnGenerators": cap.OwnGenerators, "OwnEvaluators": cap.OwnEvaluators,
     "TunesParts": cap.TunesParts, "BaselinePrompts": cap.BaselinePrompts, "RefinePrompt": cap.RefinePrompt,
+    "AnswerParser": cap.AnswerParser, "OwnBaselines": cap.OwnBaselines,
     "BaselineStops": cap.BaselineStops, "BaselineTokens": cap.BaselineTokens, "AnswerKey": cap.AnswerKey,
     "ChainSteps": cap.ChainSteps, "SoftScore": cap.SoftScore,
 }
@@ -319,14 +333,14 @@ CAPABILITY_NAMES: dict[str, type] = {
 EXPECTED: dict[str, set[str]] = {
     "game24": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "ChoicePrompt",
                "HasOracle", "Restorable", "Unchecked", "HasOptions", "BaselinePrompts", "RefinePrompt",
-               "BaselineStops", "ChainSteps"},
+               "BaselineStops", "ChainSteps", "AnswerParser"},
     "sudoku": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
-               "Restorable", "HasOptions", "TunesParts"},
+               "Restorable", "HasOptions", "TunesParts", "AnswerParser", "OwnBaselines", "BaselineStops"},
     "crosswords": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
                    "Restorable", "HasOptions", "OwnEvaluators", "TunesParts"},
     "writing": {"ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle", "Unchecked",
                 "HasOptions", "OwnGenerators", "TunesParts", "BaselinePrompts", "BaselineStops",
-                "BaselineTokens", "SoftScore"},
+                "BaselineTokens", "SoftScore", "AnswerParser", "OwnBaselines"},
     "planning": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
                  "Restorable", "HasOptions", "OwnEvaluators"},
 }

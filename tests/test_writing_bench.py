@@ -83,7 +83,7 @@ def test_bad_bench_options(tmp_path, extra, message):
 
 
 def test_mean_interval_known_values():
-    from solver.tools.soft_score import mean_interval
+    from solver.tools.stats import mean_interval
 
     m, lo, hi = mean_interval([2, 4, 4, 4, 5, 5, 7, 9])
     # mean 5, sample variance 32/7, half-width 1.959964 * sqrt(32/7) / sqrt(8) = 1.48157...

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from solver.budget import Usage
 from solver.capabilities import LegalMoves
 from solver.evaluators import Vote, make_evaluator
 from solver.generators import Sample, make_generator
@@ -15,7 +16,6 @@ from solver.run import Settings, solve
 from solver.task import Task, Thought
 from solver.trace import Trace
 from tasks.writing import Writing, WritingState
-from tasks.writing.baselines import cot, io, refine, split_cot
 from tasks.writing.cli import PLUGIN
 from tasks.writing.coherence import Coherence, coherence, parse_score
 from tasks.writing.task import PASSAGE_TOKENS, clean_passage
@@ -189,39 +189,70 @@ def test_vote_reads_the_whole_number():
     assert scores[11][0] == 3 and scores[1][0] == 0
 
 
+def _baseline(method, client, rounds=5):
+    from solver.tools.baselines import BaselineConfig, run_baseline
+
+    t = Writing()
+    cfg = BaselineConfig(rounds=rounds, io_tokens=t.baseline_tokens["io"], cot_tokens=t.baseline_tokens["cot"])
+    return run(run_baseline(t, LINE, method, client, cfg))
+
+
 def test_baselines_gate_what_they_return():
-    r = run(io(S, _client(lambda p, g, i: GOOD + "\nEnd of passage.")))
-    assert r.verified and r.passage == GOOD and r.raw_valid == (True,)
-    r = run(io(S, _client(lambda p, g, i: BAD)))
-    assert not r.verified and r.passage is None and r.raw == (BAD,) and "paragraph 3" in r.reason
-    r = run(cot(S, _client(lambda p, g, i: " a plan\nPassage:\n" + GOOD)))
-    assert r.verified
-    r = run(cot(S, _client(lambda p, g, i: " a plan that never ends")))
-    assert not r.verified and r.raw == ("",)
-    assert split_cot(" p  q\nPassage:\nx\nEnd of passage.") == ("p q", "x")
+    """io and cot are the core's, with this task's prompts and parser; what they return passed
+    the separately written ending check."""
+    from tests import references as ref
+
+    r = _baseline("io", _client(lambda p, g, i: GOOD + "\nEnd of passage."))
+    assert r.verified and r.answer == GOOD and (r.raw_answers, r.invalid_answers) == (1, 0)
+    assert ref.passage_ok(S, r.answer)
+    r = _baseline("io", _client(lambda p, g, i: BAD))
+    assert not r.verified and r.answer is None and (r.raw_answers, r.invalid_answers) == (1, 1)
+    assert not ref.passage_ok(S, BAD)
+    r = _baseline("cot", _client(lambda p, g, i: " a plan\nPassage:\n" + GOOD))
+    assert r.verified and r.answer == GOOD
+    r = _baseline("cot", _client(lambda p, g, i: " a plan that never ends"))
+    assert not r.verified and r.invalid_answers == 1
+    backend = ScriptedBackend(lambda p, g, i: GOOD)
+    _baseline("io", LMClient(backend))
+    [(prompt, params)] = backend.requests
+    assert prompt == Writing().io_prompt(LINE, False) and params.max_tokens == PASSAGE_TOKENS
+
+
+def _is_judge(prompt):
+    return prompt.endswith("Coherence score:")
 
 
 def test_refine_rounds_and_stop():
+    """refine is this task's own (the paper's coherence-judged one), run by the core's runner."""
+    from solver.tools.baselines import baseline_names
+
+    assert baseline_names(Writing()) == ("io", "cot", "cot-sc", "io-best", "cot-best", "refine")
     # Coherence judged 3 every time, passages never pass: exactly 5 passages are written.
-    backend = ScriptedBackend(lambda p, g, i: " 3" if p.endswith("Coherence score:") else BAD + f" v{len(p)}")
-    r = run(refine(S, LMClient(backend)))
-    assert len(r.raw) == 5 and not r.verified and r.judged == (3.0,) * 5
-    assert sum(1 for p, _ in backend.requests if not p.endswith("Coherence score:")) == 5
+    backend = ScriptedBackend(lambda p, g, i: " 3" if _is_judge(p) else BAD + f" v{len(p)}")
+    r = _baseline("refine", LMClient(backend))
+    assert (r.raw_answers, r.invalid_answers) == (5, 5) and not r.verified
+    assert sum(1 for p, _ in backend.requests if not _is_judge(p)) == 5
+    assert r.usage.calls == 10  # 5 passages + 5 judgements (repeated judge prompts come from the memo)
+    # Each rewrite has its own seed: 0, 1, 2, ...
+    assert [g.seed for p, g in backend.requests if not _is_judge(p)] == [0, 1, 2, 3, 4]
     # A passing passage judged 9 ends the loop at once.
-    r = run(refine(S, _client(lambda p, g, i: " 9" if p.endswith("Coherence score:") else GOOD)))
-    assert r.verified and len(r.raw) == 1
+    r = _baseline("refine", _client(lambda p, g, i: " 9" if _is_judge(p) else GOOD))
+    assert r.verified and r.raw_answers == 1
     # The latest passage that passed is returned even if a later rewrite broke it.
     seq = iter([GOOD, BAD])
-    r = run(refine(S, _client(lambda p, g, i: " 2" if p.endswith("Coherence score:") else next(seq, BAD)),
-                   rounds=3))
-    assert r.raw_valid == (True, False, False) and r.passage == GOOD
+    r = _baseline("refine", _client(lambda p, g, i: " 2" if _is_judge(p) else next(seq, BAD)), rounds=3)
+    assert (r.raw_answers, r.invalid_answers) == (3, 2) and r.answer == GOOD
     with pytest.raises(ValueError):
-        run(refine(S, _client(lambda p, g, i: GOOD), rounds=0))
+        _baseline("refine", _client(lambda p, g, i: GOOD), rounds=0)
 
 
 def test_refine_gate_feedback_reaches_the_prompt():
-    backend = ScriptedBackend(lambda p, g, i: " 2" if p.endswith("Coherence score:") else BAD)
-    run(refine(S, LMClient(backend), rounds=2, gate_feedback=True))
+    from solver.tools.baselines import BaselineConfig, BaselineRun
+    from tasks.writing.baselines import refine
+
+    backend = ScriptedBackend(lambda p, g, i: " 2" if _is_judge(p) else BAD)
+    b = BaselineRun(Writing(), LINE, LMClient(backend), BaselineConfig(rounds=2), Trace(), Usage())
+    assert run(refine(b, gate_feedback=True)) is None
     assert any("paragraph 3 must end with sentence 3" in p for p, _ in backend.requests)
 
 

@@ -2,25 +2,32 @@
 with the exact checker's feedback, and best-of-k with an oracle pick.
 
 A task opts in by implementing ``BaselinePrompts`` (prompts and an answer parser;
-``solver.capabilities``) next to its ``Task`` methods, and ``RefinePrompt`` for ``refine``.
-Every method returns an answer only after the task's ``verify_answer`` accepted it, and counts
-the raw model answers that were invalid (unparseable or rejected) before that check.
+``solver.capabilities``) next to its ``Task`` methods, and ``RefinePrompt`` for ``refine``. A task
+may also bring baselines of its own (``OwnBaselines``: writing's coherence-judged refine, Sudoku's
+zero-/one-/few-shot prompts): each is a function of a ``BaselineRun`` that asks the model through
+it and returns the answer it picked; the run does the parsing, the counting, the trace and the
+final exact check, here and nowhere else. Every method returns an answer only after the task's
+``verify_answer`` accepted it, and counts the raw model answers that were invalid (unparseable or
+rejected) before that check.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Sequence
+from typing import Any, Awaitable, Callable, Hashable, Mapping, Sequence
 
 from solver.budget import BudgetExhausted, Usage
 from solver.capabilities import (
     AnswerKey,
+    AnswerParser,
     BaselinePrompts,
     BaselineStops,
     ChainSteps,
     HasOracle,
     MissingCapability,
+    OwnBaselines,
     RefinePrompt,
     missing_message,
     no_model,
@@ -39,6 +46,17 @@ BASELINES: tuple[str, ...] = ("io", "cot", "cot-sc", "refine", "io-best", "cot-b
 
 # What a task provides for the baselines; the name of before the capabilities were split out.
 BaselineTask = BaselinePrompts
+
+
+def own_baselines(task: Any) -> Mapping[str, Callable[[BaselineRun], Awaitable[str | None]]]:
+    """The task's own baselines by name; empty when it has none."""
+    return task.own_baselines if isinstance(task, OwnBaselines) else {}
+
+
+def baseline_names(task: Any) -> tuple[str, ...]:
+    """Every baseline ``task`` can run: the generic ones it supports, then its own."""
+    own = own_baselines(task)
+    return tuple(m for m in BASELINES if m not in own and supports(task, m)) + tuple(own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,14 +96,18 @@ def baseline_needs(method: str) -> tuple[type, ...]:
 
 
 def supports(task: Any, method: str) -> bool:
-    """Whether ``task`` implements what ``method`` needs."""
+    """Whether ``task`` implements what ``method`` needs (a task's own baseline of that name
+    counts, and takes the place of the generic one)."""
+    if method in own_baselines(task):
+        return isinstance(task, AnswerParser)
     return method in BASELINES and all(isinstance(task, part) for part in baseline_needs(method))
 
 
 def require_baseline(task: Any, method: str, client: object) -> None:
     """MissingCapability (one line) when ``task`` lacks a capability ``method`` needs, or when
-    there is no model (``client`` None)."""
-    for part in baseline_needs(method):
+    there is no model (``client`` None). A task's own baseline needs its answer parser."""
+    parts = (AnswerParser,) if method in own_baselines(task) else baseline_needs(method)
+    for part in parts:
         if not isinstance(task, part):
             raise MissingCapability(missing_message(task, part, f"baseline `{method}`"))
     if client is None:
@@ -110,7 +132,10 @@ def majority(answers: Sequence[str | None], key: Any = None) -> str | None:
     return first[best][1]
 
 
-class _Baseline:
+class BaselineRun:
+    """One baseline on one puzzle: asks the model, reads and checks each raw answer (counting the
+    invalid ones and tracing them), and gates the answer finally picked (``final``)."""
+
     def __init__(self, task: Any, puzzle: str, client: LMClient, cfg: BaselineConfig, trace: Trace,
                  usage: Usage) -> None:
         self.task, self.puzzle, self.cfg, self.trace = task, puzzle, cfg, trace
@@ -124,8 +149,16 @@ class _Baseline:
         return GenParams(n=n, temperature=self.cfg.temperature, max_tokens=max_tokens, stop=self.stop,
                          seed=self.cfg.seed, chat=self.cfg.chat)
 
-    async def ask(self, prompt: str, n: int, max_tokens: int, purpose: str) -> list[str]:
-        texts = await self.model.complete(prompt, self.params(n, max_tokens), purpose)
+    async def ask(self, prompt: str, n: int, max_tokens: int, purpose: str, seed_offset: int = 0,
+                  temperature: float | None = None) -> list[str]:
+        """``n`` samples of ``prompt``; ``seed_offset`` moves the seed (a rewrite round's own
+        seed), ``temperature`` replaces the configured one (a greedy one-answer baseline)."""
+        params = self.params(n, max_tokens)
+        if seed_offset and params.seed is not None:
+            params = dataclasses.replace(params, seed=params.seed + seed_offset)
+        if temperature is not None:
+            params = dataclasses.replace(params, temperature=temperature)
+        texts = await self.model.complete(prompt, params, purpose)
         self.texts.extend(texts)
         return texts
 
@@ -159,21 +192,24 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
     """Run one baseline on one puzzle with its own usage (``usage``, with its budget; default: fresh
     counters, no limits) and trace; the client may be shared, also by runs at the same time."""
     cfg = cfg or BaselineConfig()
-    if method not in BASELINES:
-        raise ValueError(f"unknown baseline {method!r}; choose one of {', '.join(BASELINES)}")
+    if method not in BASELINES and method not in own_baselines(task):
+        raise ValueError(f"unknown baseline {method!r}; choose one of {', '.join(baseline_names(task))}")
     require_baseline(task, method, client)
     if cfg.samples < 1 or cfg.rounds < 1:
         raise ValueError("samples and rounds must be at least 1")
     task.root(puzzle)  # bad input fails here with the task's own message
     trace = trace or Trace()
     usage = usage or Usage(model=client.backend.model)
-    b = _Baseline(task, puzzle, client, cfg, trace, usage)
+    b = BaselineRun(task, puzzle, client, cfg, trace, usage)
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=method,
                model=client.backend.name,
                samples=cfg.samples, rounds=cfg.rounds, seed=cfg.seed)
     chosen: str | None = None
+    own = own_baselines(task).get(method)
     try:
-        if method in ("io", "cot"):
+        if own is not None:
+            chosen = await own(b)
+        elif method in ("io", "cot"):
             prompt = task.io_prompt(puzzle, cfg.chat) if method == "io" else task.cot_prompt(puzzle, cfg.chat)
             texts = await b.ask(prompt, 1, cfg.io_tokens if method == "io" else cfg.cot_tokens, method)
             if texts:
@@ -198,16 +234,13 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
     return b.final(chosen)
 
 
-async def _refine(b: _Baseline) -> str | None:
+async def _refine(b: BaselineRun) -> str | None:
     """Attempt 1 is IO; each later attempt sees the previous one and the exact checker's reason."""
     task, puzzle, cfg = b.task, b.puzzle, b.cfg
     prompt = task.io_prompt(puzzle, cfg.chat)
     for attempt in range(cfg.rounds):
         # A distinct seed per round: the same prompt may recur, and the same sample would too.
-        params = GenParams(n=1, temperature=cfg.temperature, max_tokens=cfg.io_tokens, stop=b.stop,
-                           seed=None if cfg.seed is None else cfg.seed + attempt, chat=cfg.chat)
-        texts = await b.model.complete(prompt, params, "refine")
-        b.texts.extend(texts)
+        texts = await b.ask(prompt, 1, cfg.io_tokens, "refine", seed_offset=attempt)
         if not texts:
             continue
         answer, problem = b.read(texts[0])

@@ -17,7 +17,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol, runtime_checkable
 
 from solver.capabilities import BaselineTokens, HasOracle, MissingCapability, Unchecked, missing_message
 from solver.evaluators import EVALUATORS
@@ -28,7 +28,14 @@ from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.run import DEFAULT_EVALUATOR, Settings, check_settings, make_backend, needs_model, solve, usage_for
 from solver.task import Thought
-from solver.tools.baselines import BASELINES, BaselineConfig, chain_lost_at, require_baseline, run_baseline
+from solver.tools.baselines import (
+    BASELINES,
+    BaselineConfig,
+    baseline_names,
+    chain_lost_at,
+    require_baseline,
+    run_baseline,
+)
 from solver.tools.cli import UsageError, _add_search_args, settings_from
 from solver.tools.plugins import TaskPlugin
 from solver.tools.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
@@ -36,7 +43,7 @@ from solver.tools.soft_score import SoftScorer, add_score_args, soft_table
 from solver.trace import Trace
 from verifiers.verdict import Invalid
 
-SEARCHES = ("tot-complete", "tot-bfs", "tot-dfs")
+SEARCHES = ("tot-complete", "tot-bfs", "tot-dfs", "long")  # long: Long (2023)'s controller
 NO_GATE = ":no-gate"
 AT_GENERATOR = "@"  # tot-bfs@sample: this search with another generator, beside the default one
 SUBCOMMANDS = ("merge", "report")
@@ -44,7 +51,22 @@ SUBCOMMANDS = ("merge", "report")
 # their results incomparable: which pairs to run, where, how fast, and how to show it.
 _FREE_OPTIONS = {"command", "bench_task", "methods", "out", "shard", "no_gate", "trace", "json", "puzzle",
                  "ranks", "data", "generated", "cache", "cache_mode", "concurrency", "timeout", "retries",
-                 "base_url", "price", "no_plots", "method", "score_base_url"}
+                 "base_url", "price", "no_plots", "method", "score_base_url", "domains", "llmp_dir"}
+
+
+@runtime_checkable
+class BenchColumns(Protocol):
+    """A task plugin's own fields of one search pair's row (tasks/crosswords/bench.py)."""
+
+    def bench_row(self, task: Any, puzzle: str, result: Any, events: list[dict[str, Any]]) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class BenchTable(Protocol):
+    """A task plugin's own table of its rows, printed under the common one by ``tot bench``,
+    ``merge`` and ``report`` (crosswords: letters / words / game; planning: per domain)."""
+
+    def bench_table(self, rows: list[dict[str, Any]]) -> str: ...
 
 
 def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
@@ -61,7 +83,8 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         _add_search_args(sp)
         g = sp.add_argument_group("bench")
         g.add_argument("--methods", "--method", dest="methods", default="io,cot,cot-sc,tot-bfs",
-                       help=f"comma-separated: {', '.join(BASELINES + SEARCHES)}; a search may name its "
+                       help=f"comma-separated: {', '.join(BASELINES + SEARCHES)} (and the task's own baselines: "
+                            "writing's refine, sudoku's zero-shot, one-shot, few-shot); a search may name its "
                             "generator and evaluator, SEARCH:GENERATOR:EVALUATOR (e.g. "
                             "tot-complete:enumerate:prior, tot-bfs:propose:value; default: --generator and "
                             f"--evaluator), or SEARCH{AT_GENERATOR}GENERATOR; add {NO_GATE} to a search to run "
@@ -139,11 +162,11 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
             if label.endswith(NO_GATE) and not isinstance(task, Unchecked):
                 raise MissingCapability(missing_message(task, Unchecked, f"method `{label}` (no gate)"))
             label += at + at_gen
-        elif raw in BASELINES:
-            require_baseline(task, raw, True)  # a baseline always loads a model
+        elif raw in baseline_names(task) or raw in BASELINES:
+            require_baseline(task, raw, True)  # a missing capability in one line; baselines load a model
             label = raw
         else:
-            raise UsageError(f"unknown method {raw!r}; choose from {', '.join(BASELINES + SEARCHES)}"
+            raise UsageError(f"unknown method {raw!r}; choose from {', '.join(baseline_names(task) + SEARCHES)}"
                              f" (searches may name :GENERATOR:EVALUATOR and end in {NO_GATE})")
         if label not in out:
             out.append(label)
@@ -258,12 +281,13 @@ class _Runner:
     async def warm_up(self, methods: list[str]) -> None:
         """One untimed, uncounted call of each kind the methods will make, so that loading a
         model (the embedded one loads on first use) is not charged to the first pair."""
-        searches = [search_settings(self.settings, m) for m in methods if m not in BASELINES]
-        gen = any(m in BASELINES for m in methods) or any(
+        baselines = baseline_names(self.task)
+        searches = [search_settings(self.settings, m) for m in methods if m not in baselines]
+        gen = any(m in baselines for m in methods) or any(
             s.generator in ("propose", "sample") or s.evaluator in ("value", "vote") for s in searches)
         score = any(s.generator == "enumerate-rank" or s.evaluator == "likelihood" for s in searches)
-        if not (gen or score):
-            return
+        if not (gen or score) or (self.settings.cache and self.settings.cache_mode == "replay"):
+            return  # replay answers from the store and never reaches the model: nothing to load
         backend = self.client().backend
         try:
             if gen:
@@ -282,7 +306,7 @@ class _Runner:
         row: dict[str, Any] = {"task": self.task.name, "id": pid, "puzzle": puzzle, "method": method}
         trace = Trace(self.args.trace)
         try:
-            if method in BASELINES:
+            if method in baseline_names(self.task):
                 client = self.client()  # first: loading a model is not the first pair's time
                 usage = usage_for(self.settings, client)
                 res = await run_baseline(self.task, puzzle, method, client, self.cfg, trace, usage)
@@ -301,6 +325,8 @@ class _Runner:
                                             and not e.get("accepted"))
                 if not sres.verified:
                     row["lost_at"] = tree_lost_at(self.task, puzzle, trace.events)
+                if isinstance(self.plugin, BenchColumns):
+                    row.update(self.plugin.bench_row(self.task, puzzle, sres, trace.events))
             row["max_depth"] = self.task.max_depth
             await self.scorer.score(row, puzzle, trace.events, self.client)
             row["status"] = "error" if row.get("failed_calls") else "done"
@@ -362,20 +388,25 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     # Every method in DIR on these puzzles, so a later --no-gate run sits beside the gated one.
     ids = {str(pid) for pid, _ in puzzles}
     rows = [r for r in load_rows([out]) if str(r["id"]) in ids]
-    _print_report(out, rows, args)
+    _print_report(out, rows, args, plugins)
     if progress.errors:
         print(f"{progress.errors} pair(s) errored (a model or server failure); rerun the same command "
               "to retry only those", file=sys.stderr)
     return 0
 
 
-def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace,
+                  plugins: dict[str, TaskPlugin] | None = None) -> None:
     table, paths = write_report(out, rows, plots=not args.no_plots)
-    soft = soft_table(rows)
-    if soft:
-        table += "\n\n" + soft
+    extra = [soft_table(rows)]
+    for name in sorted({str(r.get("task")) for r in rows}):  # each task's own columns, if it has any
+        plugin = (plugins or {}).get(name)
+        if isinstance(plugin, BenchTable):
+            extra.append(plugin.bench_table([r for r in rows if r.get("task") == name]))
+    for part in filter(None, extra):
+        table += "\n\n" + part
         with (out / "summary.txt").open("a", encoding="utf-8") as fh:
-            fh.write("\n" + soft + "\n")
+            fh.write("\n" + part + "\n")
     if args.json:
         print((out / "summary.json").read_text(encoding="utf-8"), end="")
     else:
@@ -383,7 +414,7 @@ def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespac
         print("wrote " + ", ".join(str(p) for p in paths))
 
 
-def merge(args: argparse.Namespace) -> int:
+def merge(args: argparse.Namespace, plugins: dict[str, TaskPlugin] | None = None) -> int:
     dirs = [Path(d) for d in args.dirs]
     configs = []
     for d in dirs:
@@ -407,11 +438,11 @@ def merge(args: argparse.Namespace) -> int:
     for old in out.glob(RESULTS_GLOB):
         old.unlink()
     tmp.replace(out / "results.jsonl")
-    _print_report(out, rows, args)
+    _print_report(out, rows, args, plugins)
     return 0
 
 
-def report(args: argparse.Namespace) -> int:
+def report(args: argparse.Namespace, plugins: dict[str, TaskPlugin] | None = None) -> int:
     dirs = [Path(d) for d in args.dirs]
     for d in dirs:
         if not d.is_dir():
@@ -419,15 +450,15 @@ def report(args: argparse.Namespace) -> int:
     rows = load_rows(dirs)
     if not rows:
         raise UsageError(f"no results in {', '.join(map(str, dirs))}")
-    _print_report(dirs[0], rows, args)
+    _print_report(dirs[0], rows, args, plugins)
     return 0
 
 
 async def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
     if args.bench_task == "merge":
-        return merge(args)
+        return merge(args, plugins)
     if args.bench_task == "report":
-        return report(args)
+        return report(args, plugins)
     own_bench = getattr(plugins[args.bench_task], "run_bench", None)  # planning: domains x methods of its own
     if own_bench is not None:
         return int(await own_bench(args))

@@ -1,26 +1,19 @@
 """Benchmark results: read the JSON lines of ``tot bench``, summarise each method with a 95%
-Wilson interval, and draw the paper's two figures (success against tokens; the step at which
-failed runs lost their last solvable state)."""
+Wilson interval (``solver.tools.stats.wilson``), and draw the paper's two figures (success
+against tokens; the step at which failed runs lost their last solvable state)."""
 
 from __future__ import annotations
 
 import json
-import math
-import statistics
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from solver.inputs import MAX_DATA_FILE, read_text
-from solver.tools.stats import wilson as _wilson
+from solver.tools.stats import quantiles, wilson
 
 RESULTS_GLOB = "results*.jsonl"
-
-
-def wilson(successes: int, n: int) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion; (0, 1) when there were no trials."""
-    return _wilson(successes, n) or (0.0, 1.0)
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
@@ -131,16 +124,9 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[MethodSummary]:
     return out
 
 
-def quantiles(values: list[float]) -> tuple[float, float]:
-    """(median, 90th percentile by nearest rank) of per-puzzle values; (0, 0) when empty."""
-    if not values:
-        return 0.0, 0.0
-    xs = sorted(float(v) for v in values)
-    return float(statistics.median(xs)), xs[max(0, math.ceil(0.9 * len(xs)) - 1)]
-
-
 def _method_order(m: str) -> tuple[int, str]:
-    order = ["io", "cot", "cot-sc", "refine", "io-best", "cot-best", "tot-complete", "tot-bfs", "tot-dfs"]
+    order = ["io", "cot", "cot-sc", "refine", "io-best", "cot-best", "zero-shot", "one-shot", "few-shot", "long",
+             "tot-complete", "tot-bfs", "tot-dfs"]
     base = m.split(":", 1)[0]
     return (order.index(base) if base in order else len(order), m)
 

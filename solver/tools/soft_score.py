@@ -10,16 +10,14 @@ never part of the gate; the scoring calls are not counted in the method's own ca
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import statistics
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any, Callable
 
 from solver.capabilities import SoftScore, missing_message
 from solver.lm.client import LMClient
-from solver.tools.stats import Z95, wilson
+from solver.tools.stats import mean_interval, wilson
 
 MAX_SCORED_CHARS = 8000
 
@@ -104,18 +102,6 @@ class SoftScorer:
             await self._client.close()
 
 
-def mean_interval(xs: list[float]) -> tuple[float, float, float] | None:
-    """(mean, low, high): the normal-approximation 95% interval of the mean (None for no data;
-    the interval is the mean itself for one value)."""
-    if not xs:
-        return None
-    m = statistics.fmean(xs)
-    if len(xs) < 2:
-        return m, m, m
-    half = Z95 * statistics.stdev(xs) / math.sqrt(len(xs))
-    return m, m - half, m + half
-
-
 def soft_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per method (finished pairs): passed the check, scored, the score's mean and interval."""
     by: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -143,7 +129,7 @@ def soft_table(rows: list[dict[str, Any]]) -> str:
     lines = [head, "-" * len(head)]
     for method in sorted(data):
         d = data[method]
-        lo, hi = d["wilson"] or (0.0, 1.0)
+        lo, hi = d["wilson"]
         rate = f"{d['passed']}/{d['n']} {d['passed'] / d['n']:.0%} [{lo:.0%}-{hi:.0%}]" if d["n"] else "-"
         mean = d["mean"]
         score = f"{mean[0]:.2f} [{mean[1]:.2f}-{mean[2]:.2f}]" if mean else "-"

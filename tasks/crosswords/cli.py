@@ -114,6 +114,18 @@ class CrosswordsPlugin:
             fields["board_report"] = task.report_answer(puzzle, state.board).to_json()
         return fields, "\n".join(lines)
 
+    def bench_row(self, task: Crosswords, puzzle: str, result: Any, events: list[dict[str, Any]]) -> dict[str, Any]:
+        """``tot bench``: letters / words / game of the output and of the best state seen, and
+        the evaluator's false prunes against the answer (tasks/crosswords/bench.py)."""
+        from tasks.crosswords.bench import bench_row
+
+        return bench_row(self.report(task, puzzle, result)[0], puzzle, events)
+
+    def bench_table(self, rows: list[dict[str, Any]]) -> str:
+        from tasks.crosswords.bench import bench_table
+
+        return bench_table(rows)
+
     def add_verify_args(self, parser: argparse.ArgumentParser) -> None:
         _add_source_args(parser)
         parser.add_argument("board", nargs="+",

@@ -2,7 +2,10 @@
 Thoughts over actions (exact-oracle upper bound, and the model's own evaluator) across the LLM+P
 domains. Success means the plan is valid for the ground-truth problem; optimal means it is no
 longer than the optimal planner's plan (when that finished within its limit). Each finished
-(problem, method) pair is appended to DIR/results.jsonl at once, and a rerun skips it."""
+(problem, method) pair is appended to DIR/results.jsonl at once, and a rerun skips it. Rows carry
+the common bench fields (task, id, verified, calls, tokens, seconds) and DIR/config.json the
+options, so ``tot bench merge`` and ``tot bench report`` work on these directories too; the
+per-domain table is the plugin's ``bench_table``."""
 
 from __future__ import annotations
 
@@ -89,7 +92,8 @@ def optimal_length(out: Path, folder: Path, i: int, seconds: float) -> int | Non
 
 async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, method: str,
                opt: int | None) -> dict[str, Any]:
-    row: dict[str, Any] = {"domain": folder.name, "problem": i, "method": method, "optimal_length": opt}
+    row: dict[str, Any] = {"task": "planning", "id": f"{folder.name}/p{i:02d}", "domain": folder.name,
+                           "problem": i, "method": method, "optimal_length": opt}
     start = time.monotonic()
     client = None
     try:
@@ -128,7 +132,8 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
                        reason=None if solved else (rep.reason if rep else f"no plan ({res.stopped_by or 'ended'})"))
         if client is not None:
             row.update(calls=usage.calls, failed_calls=usage.failed_calls,
-                       tokens=usage.prompt_tokens + usage.completion_tokens)
+                       tokens=usage.prompt_tokens + usage.completion_tokens,
+                       prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
         row["status"] = "done"
     except ValueError as exc:  # bad input of one pair (e.g. a data file) is that pair's result, not a crash
         row.update(status="done", solved=False, optimal=False, reason=f"bad input: {exc}")
@@ -140,7 +145,15 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
         if client is not None:
             await client.close()
     row["seconds"] = round(time.monotonic() - start, 1)
+    row["verified"] = bool(row.get("solved"))  # the common report's "solved" column
     return row
+
+
+def bench_table(rows: list[dict[str, Any]]) -> str:
+    """The per-domain table of finished rows, methods in their usual order (``tot bench report``)."""
+    done = [r for r in rows if r.get("status") == "done" and "domain" in r]
+    present = {r["method"] for r in done}
+    return table(done, [m for m in METHODS if m in present]) if done else ""
 
 
 def table(rows: list[dict[str, Any]], methods: list[str]) -> str:
@@ -166,10 +179,12 @@ async def run_bench(args: argparse.Namespace) -> int:
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown planning method {m!r}; choose from {', '.join(METHODS)}")
+    from solver.tools.bench import check_config, config_of
+
     settings = settings_from(args)
     todo = problems(args)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    check_config(out, config_of(args))  # merge and report need it; mixing configurations is refused
     results = out / "results.jsonl"
     done: dict[tuple[str, int, str], dict[str, Any]] = {}
     if results.is_file():
@@ -195,4 +210,5 @@ async def run_bench(args: argparse.Namespace) -> int:
                       + (f" - {row.get('reason')}" if not row.get("solved") and row.get("reason") else ""), flush=True)
     wanted = {(f.name, i) for _n, f, i in todo}
     print(table([r for k, r in done.items() if (k[0], k[1]) in wanted], methods))
+    print(f"tot bench report {out} prints this with the common table (calls, tokens, seconds, 95% intervals)")
     return 0

@@ -166,6 +166,12 @@ class PlanningPlugin:
 
         return DEFAULTS
 
+    def bench_table(self, rows: list[dict[str, Any]]) -> str:
+        """Solved (optimal) per domain and method, for ``tot bench merge`` / ``report``."""
+        from tasks.planning.bench import bench_table
+
+        return bench_table(rows)
+
     async def run_bench(self, args: argparse.Namespace) -> int:
         from tasks.planning.bench import run_bench
 

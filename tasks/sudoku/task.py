@@ -134,6 +134,20 @@ class Sudoku:
                                        board=format_board(board))
         return prompts.CHAT_PREFIX + body if chat else body
 
+    # -- baselines: Long's zero-/one-/few-shot (tasks/sudoku/baselines.py, run by the core's runner)
+    baseline_stop = ("\n",)  # the answer is one line of JSON
+
+    @property
+    def own_baselines(self) -> dict[str, Any]:
+        from tasks.sudoku.baselines import BASELINES, shot_baseline
+
+        return {style: shot_baseline(style) for style in BASELINES}
+
+    def parse_answer(self, puzzle: str, text: str) -> str | None:
+        """The first board in a whole-solution answer (unchecked); None when there is none."""
+        thoughts = self.parse_proposals(self.root(puzzle), text)[:1]
+        return thoughts[0].text if thoughts else None
+
     def tune(self, generator: Any, evaluator: Any) -> tuple[Any, Any]:
         """The answer is one line of JSON: stop at the line's end (a base model otherwise goes on
         with examples of its own) and allow enough tokens for a 9x9 board."""

@@ -21,6 +21,7 @@ class WritingPlugin:
     # constrained generator (tasks/writing/constrained.py); --generator sample is the paper's.
     solve_defaults = {"generator": "constrained", "task_generators": ("constrained",), "evaluator": "vote",
                       "breadth": 1, "n_evaluate": 5}
+    bench_defaults = {"refine_rounds": 5}  # the paper's refine: at most 5 passages
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", nargs="?", help='the four sentences in one string, "S1 S2 S3 S4"')

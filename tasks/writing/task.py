@@ -225,9 +225,16 @@ class Writing:
 
     # -- the core's task-agnostic baselines (solver/tools/baselines.py: io, cot, cot-sc, *-best) -------
     # They need about PASSAGE_TOKENS for io and PASSAGE_TOKENS + 100 for cot; 48 tokens cut a
-    # passage short. tasks/writing/baselines.py has this task's own io, cot and refine.
+    # passage short. tasks/writing/baselines.py has this task's own refine (the paper's).
     baseline_stop = prompts.PASSAGE_STOPS
     baseline_tokens = {"io": PASSAGE_TOKENS, "cot": PASSAGE_TOKENS + 100}
+
+    @property
+    def own_baselines(self) -> dict[str, Any]:
+        """refine: the paper's coherence-judged refinement, in place of the core's (OwnBaselines)."""
+        from tasks.writing.baselines import refine
+
+        return {"refine": refine}
 
     def io_prompt(self, puzzle: str, chat: bool) -> str:
         body = prompts.passage_prompt(split_sentences(puzzle))

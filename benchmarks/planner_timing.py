@@ -1,7 +1,7 @@
 """Time the planner on one LLM+P domain: each problem's status, plan length (checked by the
 simulator), expanded states and seconds, then the totals.
 
-    python benchmarks/planning_planner.py blocksworld --mode optimal --seconds 30 [--llmp-dir DIR]
+    python benchmarks/planner_timing.py blocksworld --mode optimal --seconds 30 [--llmp-dir DIR]
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The lexicon on this machine: build time, size, pattern-query speed, index memory, and how many
 of the 1,560 answer words of the paper's 156 mini crosswords it holds per source set and floor.
 
-    python benchmarks/lexicon_bench.py                    # every figure
-    python benchmarks/lexicon_bench.py --queries 10000 --seed 0
+    python benchmarks/lexicon_coverage.py                    # every figure
+    python benchmarks/lexicon_coverage.py --queries 10000 --seed 0
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Throughput over several endpoints: does it grow linearly with the number of machines?
 
-    python benchmarks/endpoints.py                  # 1, 2, 4, 8 endpoints x 16 concurrent, 0.25 s each
-    python benchmarks/endpoints.py --json
+    python benchmarks/endpoint_throughput.py                  # 1, 2, 4, 8 endpoints x 16 concurrent, 0.25 s each
+    python benchmarks/endpoint_throughput.py --json
 
 Each endpoint is a fake OpenAI-compatible server that answers every request after ``--delay``
 seconds (as a remote GPU would, without using this machine's CPU): all of them on one asyncio loop

@@ -7,11 +7,11 @@ checkout itself is never modified), then runs the test files named for that veri
 tests of another revision (e.g. the suite before the independent references) against the same
 mutants.
 
-    python benchmarks/mutations.py                      # every mutation, one line each
-    python benchmarks/mutations.py --only step-wrong-result,sudoku-no-boxes
-    python benchmarks/mutations.py --tests-rev f8ad226  # the older tests against the same mutants
-    python benchmarks/mutations.py --tests tests/test_references.py   # one file against every mutant
-    python benchmarks/mutations.py --list
+    python benchmarks/checker_mutations.py                      # every mutation, one line each
+    python benchmarks/checker_mutations.py --only step-wrong-result,sudoku-no-boxes
+    python benchmarks/checker_mutations.py --tests-rev f8ad226  # the older tests against the same mutants
+    python benchmarks/checker_mutations.py --tests tests/test_references.py   # one file against every mutant
+    python benchmarks/checker_mutations.py --list
 
 The current tests read the papers' data from the package (tasks/data/tot). Tests of an older revision
 (--tests-rev) may look for ../shared/data/tot beside the checkout: point TOT_DATA_DIR at the data and
