@@ -1,0 +1,148 @@
+"""A recording proxy of a task: it forwards everything, and remembers what search did with it.
+
+It records, for the scripted model, which state (or states) each prompt was made from, and, for
+the invariant checks, every state the task handed to search (from ``root``, ``check`` and any
+other method returning a verdict), with a snapshot of its contents taken when it was made. Every
+state search hands back to the task must be one of those, unchanged.
+
+Capabilities are forwarded by attribute lookup (``__getattr__``), so ``hasattr(proxy, name)``
+holds exactly when it holds for the wrapped task.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from solver.task import Thought
+from verifiers.verdict import Invalid, Solved, Valid
+
+
+def snapshot(state: Any) -> bytes:
+    """The full contents of a state, history fields included (``compare=False`` fields too)."""
+    try:
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # an unpicklable state: its repr is the best we can do
+        return repr(state).encode("utf-8", "replace")
+
+
+@dataclass(slots=True)
+class Asked:
+    """What a prompt was made from: the prompt method's name without ``_prompt`` (``propose``,
+    ``value``, ``vote``, ``choice``, ...), the states among its arguments, and how many
+    options it listed (``choice_prompt``'s thoughts, ``vote_prompt``'s states)."""
+
+    kind: str
+    states: list[Any]
+    options: int = 0
+
+
+@dataclass(slots=True)
+class CheckCall:
+    parent: Any
+    thought: str
+    verdict: Any
+
+
+@dataclass(slots=True)
+class Made:
+    state: Any
+    snap: bytes
+    how: str  # e.g. "root" or "check('1 + 2 = 3')"
+
+
+class RecordingTask:
+    """Wraps ``task``; see the module docstring. ``problems`` lists broken invariants seen while
+    search ran (a state handed in that the task never made, or one changed since it was made)."""
+
+    def __init__(self, task: Any) -> None:
+        self.inner = task
+        self.prompts: dict[str, Asked] = {}
+        self.made: dict[int, Made] = {}
+        self.check_calls: list[CheckCall] = []
+        self.problems: list[str] = []
+        self.state_types: set[type] = set()
+
+    # ---- the core: every state search holds comes from these --------------------------------
+
+    def root(self, puzzle: str) -> Any:
+        state = self.inner.root(puzzle)
+        self._made(state, "root")
+        return state
+
+    def check(self, state: Any, thought: Thought) -> Any:
+        self._held(state, "check")
+        verdict = self.inner.check(state, thought)
+        if isinstance(verdict, (Valid, Solved)):
+            self._made(verdict.state, f"check({thought.text[:60]!r})")
+        self.check_calls.append(CheckCall(state, thought.text, verdict))
+        return verdict
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        attr = getattr(self.inner, name)
+        if not callable(attr) or isinstance(attr, type):
+            return attr
+        return self._wrap(name, attr)
+
+    # ---- bookkeeping ---------------------------------------------------------------------------
+
+    def _wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            states = [s for a in (*args, *kwargs.values()) for s in self._states_in(a)]
+            for s in states:
+                self._held(s, name)
+            out = fn(*args, **kwargs)
+            if isinstance(out, (Valid, Solved)):
+                self._made(out.state, name)
+            if name.endswith("_prompt") and isinstance(out, str):
+                options = 0
+                for a in args:
+                    if isinstance(a, (list, tuple)) and a and not self._is_state(a):
+                        options = len(a)
+                self.prompts[out] = Asked(name[: -len("_prompt")], states, options)
+            return out
+
+        return call
+
+    def _is_state(self, obj: Any) -> bool:
+        return type(obj) in self.state_types
+
+    def _states_in(self, arg: Any) -> list[Any]:
+        if self._is_state(arg):
+            return [arg]
+        if isinstance(arg, (list, tuple)) and arg and all(self._is_state(a) for a in arg):
+            return list(arg)
+        return []
+
+    def _made(self, state: Any, how: str) -> None:
+        self.state_types.add(type(state))
+        if id(state) not in self.made or self.made[id(state)].state is not state:
+            self.made[id(state)] = Made(state, snapshot(state), how)
+
+    def _held(self, state: Any, where: str) -> None:
+        """``state`` was handed to the task by search: it must be a state the task made, unchanged."""
+        rec = self.made.get(id(state))
+        if rec is None or rec.state is not state:
+            self.problems.append(f"search handed {where} a state the task never made: {self.describe_safe(state)}")
+        elif snapshot(state) != rec.snap:
+            self.problems.append(f"a state changed after the task made it (by {rec.how}), seen by {where}: "
+                                 f"now {self.describe_safe(state)}")
+            rec.snap = snapshot(state)  # report each change once
+
+    def changed(self) -> list[str]:
+        """States whose contents differ now from when the task made them."""
+        return [f"a state changed after the task made it (by {rec.how}): now {self.describe_safe(rec.state)}"
+                for rec in self.made.values() if snapshot(rec.state) != rec.snap]
+
+    def describe_safe(self, state: Any) -> str:
+        try:
+            return str(self.inner.describe(state))[:120]
+        except Exception:
+            return repr(state)[:120]
+
+
+def is_invalid(verdict: Any) -> bool:
+    return isinstance(verdict, Invalid)
