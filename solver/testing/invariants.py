@@ -135,7 +135,7 @@ def check_states(o: Outcome) -> None:
             continue
         parent = o.nodes[node.parent]
         again = inner.check(parent.state, Thought(node.thought))
-        if isinstance(again, Invalid) or again.state != node.state:
+        if isinstance(again, Invalid) or again.state != node.state or repr(again.state) != repr(node.state):
             fail(f"node {node.id}: the gate gives another state for {node.thought[:60]!r} on its parent now")
         if inner.describe(node.state) != node.state_text:
             fail(f"node {node.id} reads {inner.describe(node.state)[:80]!r} now, "
