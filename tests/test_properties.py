@@ -9,6 +9,7 @@ sequences written here; Game of 24's answers and solvability are checked with sy
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -193,7 +194,7 @@ def test_toy_search_invariants() -> None:
     for max_depth in (1, 2, 3, 4):
         check_search_invariants(ToyReach(max_depth), TOY_PUZZLES, max_examples=examples(15),
                                 settings=search_settings(max_depth=max_depth),
-                                solvable=lambda p, d=max_depth: solvable_with_steps(p, d), iff_methods=ALL_IFF)
+                                solvable=functools.partial(solvable_with_steps, steps=max_depth), iff_methods=ALL_IFF)
 
 
 def test_game24_search_invariants() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from solver.search import SearchResult
 from solver.task import Thought, report_of
@@ -334,8 +334,8 @@ def check_outcome(o: Outcome, answer_ok: AnswerCheck | None = None) -> None:
     check_answers(o, answer_ok)
 
 
-def _fail(o: Outcome, invariant: str) -> Callable[[str], Any]:
-    def fail(detail: str) -> Any:
+def _fail(o: Outcome, invariant: str) -> Callable[[str], NoReturn]:
+    def fail(detail: str) -> NoReturn:
         raise InvariantBroken(invariant, detail, o.case)
 
     return fail

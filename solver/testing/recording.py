@@ -12,7 +12,7 @@ holds exactly when it holds for the wrapped task.
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from solver.task import Thought

@@ -25,7 +25,7 @@ from solver.lm.base import Completion, GenParams, LMError
 from solver.lm.cache import Cache, CacheMode
 from solver.lm.client import LMClient
 from solver.run import Settings
-from solver.search import SearchResult, bfs, dfs
+from solver.search import bfs, dfs
 from solver.testing.invariants import IFF, REPLAY, AnswerCheck, InvariantBroken, Outcome, check_outcome
 from solver.testing.recording import RecordingTask
 from solver.testing.scripted import ScriptedModel
@@ -231,7 +231,8 @@ def check_complete_iff(task: Any, puzzle: str, *, solvable: Callable[[str], bool
         if evaluator == "oracle" and not hasattr(inner, "oracle"):
             continue
         # The exact oracle needs a beam of one; without it the beam must hold every state.
-        case = Case(puzzle, SearchSettings(method, "enumerate", evaluator, breadth=1 if evaluator == "oracle" else 10**6))
+        breadth = 1 if evaluator == "oracle" else 10**6
+        case = Case(puzzle, SearchSettings(method, "enumerate", evaluator, breadth=breadth))
         o = run_case(inner, case, model=False)
         check_outcome(o, answer_ok)
         found = o.result.answer is not None
@@ -245,7 +246,7 @@ def check_complete_iff(task: Any, puzzle: str, *, solvable: Callable[[str], bool
 
 def _profile(profile: str | hsettings | None, max_examples: int | None) -> hsettings:
     base = (hsettings.get_profile(profile) if isinstance(profile, str)
-            else profile if profile is not None else hsettings.default)
+            else profile if profile is not None else hsettings())
     quiet = [*base.suppress_health_check, HealthCheck.too_slow, HealthCheck.data_too_large]
     kwargs: dict[str, Any] = {"deadline": None, "suppress_health_check": quiet}
     if max_examples is not None:
