@@ -10,6 +10,7 @@ own gate on the held states.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, NoReturn
 
@@ -65,6 +66,7 @@ class Outcome:
     model: ScriptedModel | None = None
     late_requests: int = 0
     nodes: dict[int, TreeNode] = field(default_factory=dict)
+    generated: list[tuple[Any, list[str]]] = field(default_factory=list)  # (state, thoughts) per generator call
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e.get("event") == kind]
@@ -155,6 +157,14 @@ def check_gate(o: Outcome) -> None:
     for e in o.of("verdict"):
         if e.get("verdict") == "invalid" and "node" in e:
             fail(f"a refused thought became node {e['node']}")
+    offered: dict[int, Counter[str]] = {}
+    for state, texts in o.generated:
+        offered.setdefault(id(state), Counter()).update(texts)
+    for e in proposals:
+        left = offered.get(id(o.nodes[e["parent"]].state), Counter())
+        if left[e["thought"]] <= 0:
+            fail(f"search gated {e['thought'][:60]!r} at node {e['parent']}, which its generator did not propose there")
+        left[e["thought"]] -= 1
     root = next(iter(o.nodes))
     for kind in ("score", "keep", "expand", "answer", "backtrack"):
         for e in o.of(kind):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from solver.task import Thought
-from verifiers.verdict import Invalid, Solved, Valid
+from verifiers.verdict import Solved, Valid
 
 
 def snapshot(state: Any) -> bytes:
@@ -54,7 +54,17 @@ class Made:
 
 class RecordingTask:
     """Wraps ``task``; see the module docstring. ``problems`` lists broken invariants seen while
-    search ran (a state handed in that the task never made, or one changed since it was made)."""
+    search ran (a state handed in that the task never made, or one changed since it was made).
+
+    ``RecordingTask(task)`` is an instance of a subclass made for the task, whose class holds a
+    forwarding property for each public attribute of the task: so ``hasattr`` and protocol checks
+    that look attributes up statically (``isinstance`` on a runtime protocol, Python 3.12+) see
+    exactly the task's capabilities."""
+
+    def __new__(cls, task: Any) -> RecordingTask:
+        names = frozenset(n for n in (*dir(type(task)), *getattr(task, "__dict__", {}))
+                          if not n.startswith("_") and n not in _OWN)
+        return object.__new__(_forwarding_class(cls, names))
 
     def __init__(self, task: Any) -> None:
         self.inner = task
@@ -144,5 +154,20 @@ class RecordingTask:
             return repr(state)[:120]
 
 
-def is_invalid(verdict: Any) -> bool:
-    return isinstance(verdict, Invalid)
+_OWN = frozenset(n for n in vars(RecordingTask) if not n.startswith("_")) | {
+    "inner", "prompts", "made", "check_calls", "problems", "state_types"}
+_CLASSES: dict[tuple[type, frozenset[str]], type] = {}
+
+
+def _forwarding_class(base: type, names: frozenset[str]) -> type:
+    key = (base, names)
+    if key not in _CLASSES:
+        _CLASSES[key] = type(base.__name__, (base,), {n: property(_forwarder(n)) for n in sorted(names)})
+    return _CLASSES[key]
+
+
+def _forwarder(name: str) -> Callable[[Any], Any]:
+    def get(self: Any) -> Any:
+        return self.__getattr__(name)
+
+    return get

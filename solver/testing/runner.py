@@ -93,6 +93,8 @@ async def run_case_async(task: Any, case: Case, *, model: bool = True, render: R
     if backend is not None:
         client = LMClient(backend, usage, cache, mode, concurrency=case.settings.concurrency)
     gen, ev = _parts(proxy, case)
+    generated: list[tuple[Any, list[str]]] = []
+    gen = _RecordingGenerator(gen, generated)
     trace = trace or Trace()
     s = case.settings
     if s.method == "tot-bfs":
@@ -111,7 +113,24 @@ async def run_case_async(task: Any, case: Case, *, model: bool = True, render: R
         for _ in range(20):  # anything search left running would make its requests now
             await asyncio.sleep(0)
         late = len(scripted.requests) + len(scripted.score_requests) - before
-    return Outcome(case, proxy, result, trace.events, ev, scripted, late)
+    return Outcome(case, proxy, result, trace.events, ev, scripted, late, generated=generated)
+
+
+class _RecordingGenerator:
+    """Passes ``inner``'s thoughts on, remembering which state each list was generated for."""
+
+    def __init__(self, inner: Any, sink: list[tuple[Any, list[str]]]) -> None:
+        self.inner, self.sink = inner, sink
+
+    async def __call__(self, task: Any, state: Any, client: LMClient | None) -> list[Any]:
+        out = await self.inner(task, state, client)
+        self.sink.append((state, [t.text for t in out]))
+        return list(out)
+
+    def __getattr__(self, name: str) -> Any:  # name, exhaustive, ...
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
 
 def run_case(task: Any, case: Case, **kwargs: Any) -> Outcome:
