@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from unittest import mock
 
 import pytest
+from hypothesis import Phase, settings
 
 import solver.search
 from solver.budget import Usage
@@ -33,8 +34,10 @@ FEW = 25  # enough examples to meet each bug; these tests stop at the first brok
 
 
 def broken(invariant: str, **kwargs: Any) -> InvariantBroken:
+    # No shrinking: finding the bug is the point here, not its smallest case.
+    quick = settings(settings(), phases=[Phase.explicit, Phase.reuse, Phase.generate], print_blob=False)
     with pytest.raises(InvariantBroken) as caught:
-        check_search_invariants(**kwargs)
+        check_search_invariants(profile=quick, **kwargs)
     assert caught.value.invariant == invariant, str(caught.value)
     assert "case: Case(puzzle=" in str(caught.value)
     return caught.value
