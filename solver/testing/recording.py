@@ -11,20 +11,50 @@ holds exactly when it holds for the wrapped task.
 
 from __future__ import annotations
 
-import pickle
+import dataclasses
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Callable
 
 from solver.task import Thought
 from verifiers.verdict import Solved, Valid
 
 
-def snapshot(state: Any) -> bytes:
-    """The full contents of a state, history fields included (``compare=False`` fields too)."""
+def snapshot(state: Any) -> Any:
+    """The full contents of a state, history fields included (``compare=False`` fields too), as
+    nested tuples that compare equal exactly when the contents are equal: dataclass fields,
+    ``__slots__`` and ``__dict__`` attributes, lists, tuples, dicts and sets (in sorted order)."""
+    return _walk(state, set())
+
+
+_ATOMS = (str, bytes, int, float, complex, bool, type(None), Fraction, Decimal)
+
+
+def _walk(obj: Any, path: set[int]) -> Any:
+    if isinstance(obj, _ATOMS):
+        return (type(obj).__name__, repr(obj))
+    if id(obj) in path:
+        return ("<cycle>",)
+    path.add(id(obj))
     try:
-        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # an unpicklable state: its repr is the best we can do
-        return repr(state).encode("utf-8", "replace")
+        kind = type(obj).__name__
+        if isinstance(obj, (list, tuple)):
+            return (kind, tuple(_walk(x, path) for x in obj))
+        if isinstance(obj, (set, frozenset)):
+            return (kind, tuple(sorted((_walk(x, path) for x in obj), key=repr)))
+        if isinstance(obj, dict):
+            return (kind, tuple(sorted(((_walk(k, path), _walk(v, path)) for k, v in obj.items()), key=repr)))
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return (kind, tuple((f.name, _walk(getattr(obj, f.name), path)) for f in dataclasses.fields(obj)))
+        slots = [n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ()) if hasattr(obj, n)]
+        attrs = dict(getattr(obj, "__dict__", {}))
+        if slots or attrs:
+            named = {**{n: getattr(obj, n) for n in slots}, **attrs}
+            return (kind, tuple((n, _walk(v, path)) for n, v in sorted(named.items())))
+        return (kind, repr(obj))
+    finally:
+        path.discard(id(obj))
 
 
 @dataclass(slots=True)
@@ -48,7 +78,7 @@ class CheckCall:
 @dataclass(slots=True)
 class Made:
     state: Any
-    snap: bytes
+    snap: Any
     how: str  # e.g. "root" or "check('1 + 2 = 3')"
 
 
@@ -90,7 +120,7 @@ class RecordingTask:
         return verdict
 
     def __getattr__(self, name: str) -> Any:
-        if name == "inner":  # not set yet (copy, pickle): no recursion
+        if name == "inner":  # not set yet (a copy being made): no recursion
             raise AttributeError(name)
         attr = getattr(self.inner, name)
         if not callable(attr) or isinstance(attr, type):

@@ -76,8 +76,8 @@ def _parts(task: Any, case: Case) -> tuple[Any, Any]:
 
 
 def _inner(task: Any) -> Any:
-    """A fresh task from a factory, or the task itself."""
-    return task if hasattr(task, "check") else task()
+    """A fresh task from a factory (a function or a class), or the task itself."""
+    return task if hasattr(task, "check") and not isinstance(task, type) else task()
 
 
 async def run_case_async(task: Any, case: Case, *, model: bool = True, render: Render | None = None,

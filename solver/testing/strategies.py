@@ -82,7 +82,8 @@ def search_settings(*, methods: Sequence[str] = METHODS, generators: Sequence[st
 def budgets(*, max_calls: int | None = 12, max_tokens: int | None = 400,
             max_steps: int | None = 10) -> st.SearchStrategy[Budget]:
     """Budgets of calls, tokens and steps, each unlimited (None) or drawn from 0..max (steps
-    from 1); a max of None never limits that resource."""
+    from 1); a max of None never limits that resource. Seconds are never drawn: a run they cut
+    would depend on the machine's speed, and could not be replayed."""
 
     def one(top: int | None, low: int = 0) -> st.SearchStrategy[int | None]:
         return st.none() if top is None else st.one_of(st.none(), st.integers(low, top))
