@@ -3,6 +3,7 @@ breaks, with the case named in the message."""
 
 from __future__ import annotations
 
+import copy
 import random
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -135,6 +136,23 @@ def test_a_beam_wider_than_b_is_caught() -> None:
         broken(inv.BEAM, task=ToyReach(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,
                settings=search_settings(methods=["tot-bfs"], generators=["enumerate"], evaluators=["prior"],
                                         max_breadth=1),
+               budget=budgets(max_calls=None, max_tokens=None, max_steps=None))
+
+
+def test_a_search_that_rebuilds_states_instead_of_holding_them_is_caught() -> None:
+    original = solver.search._Run.generate
+
+    async def generate(self: Any, node: Any) -> Any:  # the bug: the generator gets a copy
+        held = node.state
+        node.state = copy.deepcopy(held)
+        try:
+            return await original(self, node)
+        finally:
+            node.state = held
+
+    with mock.patch.object(solver.search._Run, "generate", generate):
+        broken(inv.BACKTRACK, task=ToyReach(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,
+               settings=search_settings(methods=["tot-dfs"], generators=["enumerate"], evaluators=["prior"]),
                budget=budgets(max_calls=None, max_tokens=None, max_steps=None))
 
 

@@ -123,8 +123,10 @@ def rebuild(o: Outcome) -> None:
 
 
 def check_states(o: Outcome) -> None:
-    """No state changed after the task made it; every state search handed back is one the task
-    made; every node's state is exactly what the gate makes of its thought on its parent's state."""
+    """Every state search handed back is one the task made (held, not rebuilt); no state changed
+    after the task made it; every node's state is exactly what the gate makes of its thought on its parent's state."""
+    if o.task.foreign:
+        _fail(o, BACKTRACK)(o.task.foreign[0])
     fail = _fail(o, MUTATION)
     problems = o.task.problems + o.task.changed()
     if problems:

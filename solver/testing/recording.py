@@ -83,8 +83,8 @@ class Made:
 
 
 class RecordingTask:
-    """Wraps ``task``; see the module docstring. ``problems`` lists broken invariants seen while
-    search ran (a state handed in that the task never made, or one changed since it was made).
+    """Wraps ``task``; see the module docstring. ``foreign`` lists states search handed in that
+    the task never made, ``problems`` states seen changed since they were made, while search ran.
 
     ``RecordingTask(task)`` is an instance of a subclass made for the task, whose class holds a
     forwarding property for each public attribute of the task: so ``hasattr`` and protocol checks
@@ -102,6 +102,7 @@ class RecordingTask:
         self.made: dict[int, Made] = {}
         self.check_calls: list[CheckCall] = []
         self.problems: list[str] = []
+        self.foreign: list[str] = []
         self.state_types: set[type] = set()
 
     # ---- the core: every state search holds comes from these --------------------------------
@@ -166,7 +167,8 @@ class RecordingTask:
         """``state`` was handed to the task by search: it must be a state the task made, unchanged."""
         rec = self.made.get(id(state))
         if rec is None or rec.state is not state:
-            self.problems.append(f"search handed {where} a state the task never made: {self.describe_safe(state)}")
+            self.foreign.append(f"search handed {where} a state the task never made (not one it holds): "
+                                f"{self.describe_safe(state)}")
         elif snapshot(state) != rec.snap:
             self.problems.append(f"a state changed after the task made it (by {rec.how}), seen by {where}: "
                                  f"now {self.describe_safe(state)}")
@@ -185,7 +187,7 @@ class RecordingTask:
 
 
 _OWN = frozenset(n for n in vars(RecordingTask) if not n.startswith("_")) | {
-    "inner", "prompts", "made", "check_calls", "problems", "state_types"}
+    "inner", "prompts", "made", "check_calls", "problems", "foreign", "state_types"}
 _CLASSES: dict[tuple[type, frozenset[str]], type] = {}
 
 
