@@ -169,7 +169,8 @@ def writing_thoughts(puzzle: str) -> st.SearchStrategy[str]:
 
 
 def test_writing_both_decompositions() -> None:
-    # No iff check: passages cannot be enumerated (legal_thoughts is empty), so no search is complete.
+    # No iff check: passages cannot be enumerated (legal_thoughts is empty), so no search is complete
+    # (the kit skips it by itself; said here for the reader).
     for decomposition in ("paragraphs", "plan"):
         check_search_invariants(
             Writing(decomposition), list(WRITING), max_examples=examples(20), thoughts=writing_thoughts,

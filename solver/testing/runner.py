@@ -287,7 +287,8 @@ def check_search_invariants(task: Any, puzzles: Sequence[str] | st.SearchStrateg
     generated case, run it with a scripted model and check every invariant of the run, that
     replaying it gives the same trace (``replay``), and, once per puzzle, that complete
     enumeration finds a solution iff one exists (``iff``; by default where the task has
-    ``oracle`` and ``legal_thoughts``, or ``solvable`` is given). ``profile`` names a hypothesis
+    ``legal_thoughts`` and either ``oracle`` or ``solvable`` is given, for each puzzle whose root
+    it enumerates any thought at). ``profile`` names a hypothesis
     settings profile (or is one); ``max_examples`` overrides its count. ``thoughts`` gives
     thought texts for a task without enumeration; ``render`` writes a thought as the model would.
     Raises ``InvariantBroken`` (an AssertionError) naming the invariant and the case."""
@@ -308,7 +309,10 @@ def check_search_invariants(task: Any, puzzles: Sequence[str] | st.SearchStrateg
         if replay:
             check_replay(task, case, render=render)
         if do_iff and case.puzzle not in judged:
-            check_complete_iff(task, case.puzzle, solvable=solvable, methods=iff_methods, answer_ok=answer_ok)
+            inner = _inner(task)
+            # By default a task that enumerates nothing at the root (passages, say) cannot be searched completely.
+            if iff or inner.legal_thoughts(inner.root(case.puzzle)):
+                check_complete_iff(task, case.puzzle, solvable=solvable, methods=iff_methods, answer_ok=answer_ok)
             judged.add(case.puzzle)
 
     property_()
