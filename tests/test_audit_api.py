@@ -197,7 +197,7 @@ def _check(g: GroupAudit, nodes: list[Node]) -> None:
                 lo, hi = _wilson(k, n)
                 assert got.interval == pytest.approx((lo, hi), abs=1e-12), (depth, key)
             else:
-                assert got.interval is None and got.rate is None
+                assert got.interval == (0.0, 1.0) and got.rate is None  # no evidence: the whole interval
     assert (g.puzzles_solvable, g.answered, g.answered_correct, g.lost) == (1, 1, 1, ())
 
 

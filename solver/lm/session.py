@@ -56,7 +56,7 @@ def _logprobs_key(keys: list[str]) -> str:
 class Session:
     """One run on a shared client: its ``usage`` (and budget), its event sink and its memo."""
 
-    __slots__ = ("_client", "_usage", "_on_event", "_memo", "_logprobs")
+    __slots__ = ("_client", "_usage", "_on_event", "_memo", "_logprobs", "_pending")
 
     def __init__(self, client: LMClient, usage: Usage | None = None,
                  on_event: EventSink | None = None) -> None:
@@ -65,6 +65,10 @@ class Session:
         self._on_event = on_event
         self._memo: dict[str, list[str] | list[float]] = {}
         self._logprobs: dict[str, list[float | None]] = {}
+        # Requests of this run still in flight, by memo key: an identical request made meanwhile
+        # waits for the first one's answer (a memo hit, as it is in a replay, where the recorded
+        # answer arrives at once), so live and replayed runs count the same calls and tokens.
+        self._pending: dict[str, asyncio.Future[Any]] = {}
 
     @property
     def client(self) -> LMClient:
@@ -146,7 +150,7 @@ class Session:
 
     async def complete(self, prompt: str, params: GenParams, purpose: str = "") -> list[str]:
         """``params.n`` texts; [] when the call failed (recorded in usage and the event sink)."""
-        usage, client = self._usage, self._client
+        usage = self._usage
         usage.check_call()
         usage.calls += 1
         keys = self._sample_keys(prompt, params)
@@ -154,6 +158,33 @@ class Session:
         if memo_key in self._memo:
             usage.cache_hits += 1
             return list(self._memo[memo_key])  # type: ignore[arg-type]
+        if memo_key in self._pending:
+            usage.cache_hits += 1
+            return list(await asyncio.shield(self._pending[memo_key]))
+        return await self._first(memo_key, self._complete_new(prompt, params, purpose, keys, memo_key))
+
+    async def _first(self, key: str, request: Awaitable[T]) -> T:
+        """Make ``request``, the first of its key in flight; identical ones wait for its answer."""
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[key] = done
+        try:
+            result = await request
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                done.cancel()
+            else:
+                done.set_exception(exc)
+                done.exception()  # retrieved: a request no one waited for logs nothing
+            raise
+        else:
+            done.set_result(result)
+            return result
+        finally:
+            del self._pending[key]
+
+    async def _complete_new(self, prompt: str, params: GenParams, purpose: str, keys: list[str],
+                            memo_key: str) -> list[str]:
+        usage, client = self._usage, self._client
         cache, mode = client.cache, client.mode
         if cache is not None and mode != "off":
             hits = [cache.get(k) for k in keys]
@@ -198,6 +229,15 @@ class Session:
         if key in self._memo:
             usage.cache_hits += 1
             return list(self._memo[key])  # type: ignore[arg-type]
+        if key in self._pending:
+            usage.cache_hits += 1
+            got = await asyncio.shield(self._pending[key])
+            return None if got is None else list(got)
+        return await self._first(key, self._score_new(prompt, continuations, purpose, key))
+
+    async def _score_new(self, prompt: str, continuations: Sequence[str], purpose: str,
+                         key: str) -> list[float] | None:
+        usage, client = self._usage, self._client
         cache, mode = client.cache, client.mode
         if cache is not None and mode != "off":
             hit = cache.get(key)

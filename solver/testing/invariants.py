@@ -1,0 +1,353 @@
+"""The search invariants, each a plain function of one run's ``Outcome`` that raises
+``InvariantBroken`` (an AssertionError) naming the invariant and the case.
+
+Everything is read from what search is obliged to leave behind: its trace, its result, the
+states it handed back to the task (seen by the recording proxy) and the requests the scripted
+model received. The tree is rebuilt from the trace and every step is re-checked with the task's
+own gate on the held states.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, NoReturn
+
+from solver.search import SearchResult
+from solver.task import Thought
+from solver.testing.recording import RecordingTask
+from solver.testing.scripted import ScriptedModel
+from solver.testing.strategies import Case
+from verifiers.verdict import Invalid, Solved
+
+MUTATION = "states are never mutated"
+GATE = "nothing the gate refused is scored, kept or answered"
+BACKTRACK = "backtracking returns exactly to held states"
+BEAM = "BFS keeps at most b per level"
+DFS_ORDER = "DFS tries children best first, within its limits"
+BUDGET = "budgets are never exceeded"
+ANSWER = "a returned answer always re-verifies"
+IFF = "a complete search with the exact oracle finds a solution iff one exists"
+REPLAY = "the same seed and recorded answers give the same trace"
+
+AnswerCheck = Callable[[str, str], bool]
+
+
+class InvariantBroken(AssertionError):
+    """A search invariant failed: ``invariant`` names it, ``case`` is the run that broke it."""
+
+    def __init__(self, invariant: str, detail: str, case: Any) -> None:
+        super().__init__(f"{invariant}: {detail}\n  case: {case!r}")
+        self.invariant, self.detail, self.case = invariant, detail, case
+
+
+@dataclass(slots=True)
+class TreeNode:
+    id: int
+    parent: int | None
+    depth: int
+    thought: str
+    solved: bool
+    state_text: str  # describe() of the state when search made the node (from the trace)
+    state: Any = None  # the state object search held (from the recording proxy)
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One finished run: its case, the proxy it ran on, result, trace events, the evaluator it
+    used, the scripted model (None without a model) and the tree rebuilt from the trace."""
+
+    case: Case
+    task: RecordingTask
+    result: SearchResult
+    events: list[dict[str, Any]]
+    evaluator: Any
+    model: ScriptedModel | None = None
+    late_requests: int = 0
+    nodes: dict[int, TreeNode] = field(default_factory=dict)
+    generated: list[tuple[Any, list[str]]] = field(default_factory=list)  # (state, thoughts) per generator call
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("event") == kind]
+
+    def depth_limit(self) -> int:
+        return self.case.settings.depth or int(self.task.max_depth)
+
+
+def q(score: float | None) -> float:
+    """Scores as search compares them: 3 decimals, None as 0, NaN last."""
+    if score is None:
+        return 0.0
+    return -math.inf if math.isnan(score) else round(score, 3) + 0.0
+
+
+def rebuild(o: Outcome) -> None:
+    """The tree from the trace, each node tied to the state object the task made for it: the
+    result of the gate's call, in order, on the parent's state and the node's thought."""
+    fail = _fail(o, GATE)
+    roots = [m.state for m in o.task.made.values() if m.how == "root"]
+    root_ev = o.of("root")
+    if len(root_ev) != 1 or not roots:
+        fail(f"expected one root event and one root state, got {len(root_ev)} and {len(roots)}")
+    o.nodes = {root_ev[0]["node"]: TreeNode(root_ev[0]["node"], None, 0, "", False, root_ev[0]["state"], roots[0])}
+    calls: dict[tuple[int, str], list[Any]] = {}
+    for c in o.task.check_calls:
+        calls.setdefault((id(c.parent), c.thought), []).append(c)
+    verdicts = {e["node"]: e for e in o.of("verdict") if "node" in e}
+    for e in o.of("proposal"):
+        parent = o.nodes.get(e["parent"])
+        if parent is None:
+            fail(f"a thought was proposed for node {e['parent']}, which search never made")
+        queue = calls.get((id(parent.state), e["thought"]), [])
+        while queue and queue[0].parent is not parent.state:
+            queue.pop(0)
+        if not queue:
+            fail(f"search recorded {e['thought'][:60]!r} at node {parent.id} without asking the gate")
+        call = queue.pop(0)
+        refused = isinstance(call.verdict, Invalid)
+        if "node" not in e:
+            if not refused:
+                fail(f"the gate accepted {e['thought'][:60]!r} at node {parent.id}, search recorded it as refused")
+            continue
+        if refused:
+            fail(f"node {e['node']} was made from {e['thought'][:60]!r}, which the gate refused: "
+                 f"{call.verdict.reason}")
+        v = verdicts.get(e["node"], {})
+        o.nodes[e["node"]] = TreeNode(e["node"], parent.id, parent.depth + 1, e["thought"],
+                                      v.get("verdict") == "solved", v.get("state", ""), call.verdict.state)
+        if e.get("depth") != parent.depth + 1:
+            fail(f"node {e['node']} has depth {e.get('depth')}, its parent {parent.depth}")
+        if isinstance(call.verdict, Solved) != (v.get("verdict") == "solved"):
+            fail(f"node {e['node']}: the gate said {type(call.verdict).__name__}, the trace {v.get('verdict')}")
+
+
+def check_states(o: Outcome) -> None:
+    """Every state search handed back is one the task made (held, not rebuilt); no state changed
+    after the task made it; every node's state is exactly what the gate makes of its thought on its parent's state."""
+    if o.task.foreign:
+        _fail(o, BACKTRACK)(o.task.foreign[0])
+    fail = _fail(o, MUTATION)
+    problems = o.task.problems + o.task.changed()
+    if problems:
+        fail(problems[0])
+    inner = o.task.inner
+    for node in o.nodes.values():
+        if node.parent is None:
+            if node.state != inner.root(o.case.puzzle):
+                fail("the root state is not the puzzle's root")
+            continue
+        parent = o.nodes[node.parent]
+        again = inner.check(parent.state, Thought(node.thought))
+        if isinstance(again, Invalid) or again.state != node.state or repr(again.state) != repr(node.state):
+            fail(f"node {node.id}: the gate gives another state for {node.thought[:60]!r} on its parent now")
+        if inner.describe(node.state) != node.state_text:
+            fail(f"node {node.id} reads {inner.describe(node.state)[:80]!r} now, "
+                 f"{node.state_text[:80]!r} when it was made")
+
+
+def check_gate(o: Outcome) -> None:
+    """Counts agree with the trace; only nodes the gate accepted are scored, kept, expanded or
+    answered (the root is only expanded); an answer comes from a solved node."""
+    fail = _fail(o, GATE)
+    proposals = o.of("proposal")
+    if o.result.proposed != len(proposals):
+        fail(f"result says {o.result.proposed} proposed, the trace has {len(proposals)}")
+    refused = sum("node" not in e for e in proposals)
+    if o.result.rejected != refused:
+        fail(f"result says {o.result.rejected} rejected, the trace has {refused}")
+    for e in o.of("verdict"):
+        if e.get("verdict") == "invalid" and "node" in e:
+            fail(f"a refused thought became node {e['node']}")
+    offered: dict[int, Counter[str]] = {}
+    for state, texts in o.generated:
+        offered.setdefault(id(state), Counter()).update(texts)
+    for e in proposals:
+        left = offered.get(id(o.nodes[e["parent"]].state), Counter())
+        if left[e["thought"]] <= 0:
+            fail(f"search gated {e['thought'][:60]!r} at node {e['parent']}, which its generator did not propose there")
+        left[e["thought"]] -= 1
+    root = next(iter(o.nodes))
+    for kind in ("score", "keep", "expand", "answer", "backtrack"):
+        for e in o.of(kind):
+            if e["node"] not in o.nodes or (e["node"] == root and kind not in ("expand",)):
+                fail(f"{kind} event for node {e['node']}, which is no node the gate accepted")
+    for e in o.of("answer"):
+        if not o.nodes[e["node"]].solved:
+            fail(f"answer from node {e['node']}, which the gate did not call solved")
+
+
+def check_backtracking(o: Outcome) -> None:
+    """Depth-first searches expand along one path: each expansion is of a child of the node on
+    top of the stack, and a backtrack pops to the exact parent, whose state reads as it did."""
+    if o.case.settings.method == "tot-bfs":
+        return
+    fail = _fail(o, BACKTRACK)
+    stack: list[int] = []
+    for e in o.events:
+        kind = e.get("event")
+        if kind == "expand":
+            node = o.nodes[e["node"]]
+            if node.parent is None:
+                if stack:
+                    fail("the root was expanded twice")
+            elif not stack or stack[-1] != node.parent:
+                fail(f"node {node.id} was expanded off the current path (top: {stack[-1] if stack else None})")
+            stack.append(node.id)
+        elif kind == "backtrack":
+            if not stack or stack[-1] != e["node"]:
+                fail(f"backtrack from node {e['node']}, which is not the current node")
+            stack.pop()
+            to = o.nodes.get(e["to"])
+            if to is None or not stack or stack[-1] != to.id or o.nodes[e["node"]].parent != to.id:
+                fail(f"backtrack from node {e['node']} went to {e['to']}, not to its parent")
+            if e.get("state") != to.state_text:
+                fail(f"backtracked to node {to.id} reading {e.get('state', '')[:80]!r}, "
+                     f"made as {to.state_text[:80]!r}")
+
+
+def check_bfs(o: Outcome) -> None:
+    """At most b kept per depth; nothing deeper than the limit; only the root and kept nodes are
+    expanded; nothing cut by the beam scores better than the worst kept at its depth."""
+    if o.case.settings.method != "tot-bfs":
+        return
+    fail = _fail(o, BEAM)
+    b, limit = o.case.settings.breadth, o.depth_limit()
+    kept: dict[int, list[int]] = {}
+    for e in o.of("keep"):
+        kept.setdefault(o.nodes[e["node"]].depth, []).append(e["node"])
+    for d, ids in kept.items():
+        if len(ids) > b:
+            fail(f"{len(ids)} states kept at depth {d}, breadth {b}")
+    if any(n.depth > limit for n in o.nodes.values()):
+        fail(f"a node deeper than the depth limit {limit}")
+    kept_ids = {n for ids in kept.values() for n in ids}
+    for e in o.of("expand"):
+        node = o.nodes[e["node"]]
+        if node.depth >= limit or (node.parent is not None and node.id not in kept_ids):
+            fail(f"node {node.id} at depth {node.depth} was expanded without being kept")
+    scores = {e["node"]: e.get("score") for e in o.of("score")}
+    for e in o.of("cut"):
+        if e.get("why") == "beam":
+            d = o.nodes[e["node"]].depth
+            low = min(q(scores.get(i)) for i in kept.get(d, [])) if kept.get(d) else -math.inf
+            if q(e.get("score")) > low:
+                fail(f"node {e['node']} (score {e.get('score')}) was cut while a worse one was kept at depth {d}")
+
+
+def check_dfs(o: Outcome) -> None:
+    """Siblings are tried best first: for tot-dfs none below the evaluator's threshold and at most
+    max_children per node; for tot-complete nothing is pruned (only deferred behind better ones)."""
+    method = o.case.settings.method
+    if method == "tot-bfs":
+        return
+    fail = _fail(o, DFS_ORDER)
+    limit = o.depth_limit()
+    by_parent: dict[int, list[tuple[bool, float]]] = {}
+    for e in o.of("keep"):
+        node = o.nodes[e["node"]]
+        if node.depth >= limit:
+            fail(f"node {node.id} kept at the depth limit {limit}")
+        assert node.parent is not None
+        by_parent.setdefault(node.parent, []).append((bool(e.get("deferred")), q(e.get("score"))))
+    for e in o.of("expand"):
+        if o.nodes[e["node"]].depth >= limit:
+            fail(f"node {e['node']} expanded at the depth limit {limit}")
+    threshold = o.evaluator.prune_below
+    for parent, tried in by_parent.items():
+        order = [(deferred, -score) for deferred, score in tried]
+        if order != sorted(order):
+            fail(f"children of node {parent} were tried out of order: {tried}")
+        if method == "tot-dfs":
+            if any(score < threshold for _d, score in tried):
+                fail(f"a child of node {parent} below the threshold {threshold} was tried: {tried}")
+            mc = o.case.settings.max_children
+            if mc is not None and len(tried) > mc:
+                fail(f"{len(tried)} children of node {parent} tried, max_children {mc}")
+    if method == "tot-complete":
+        pruned = [e for e in o.of("cut") if e.get("why") not in ("duplicate", "depth")]
+        if pruned:
+            fail(f"the complete search cut node {pruned[0]['node']} ({pruned[0].get('why')})")
+
+
+def check_budgets(o: Outcome) -> None:
+    """Calls and steps never exceed their budgets; tokens exceed theirs by at most one request
+    per concurrency slot; a search stopped by steps used them all; nothing runs on afterwards."""
+    fail = _fail(o, BUDGET)
+    u, b, r = o.result.usage, o.case.budget, o.result
+    requests = 0 if o.model is None else len(o.model.requests) + len(o.model.score_requests)
+    if b.calls is not None and (u.calls > b.calls or requests > b.calls):
+        fail(f"{u.calls} calls counted, {requests} reached the model; budget {b.calls}")
+    if u.steps != r.expanded:
+        fail(f"{u.steps} steps counted, {r.expanded} expansions")
+    if b.steps is not None and u.steps > b.steps:
+        fail(f"{u.steps} steps; budget {b.steps}")
+    if r.stopped_by == "steps" and u.steps != b.steps:
+        fail(f"stopped by the step budget {b.steps} after {u.steps} steps")
+    if r.stopped_by == "calls" and u.calls != b.calls:
+        fail(f"stopped by the call budget {b.calls} after {u.calls} calls")
+    if b.tokens is not None and u.tokens > b.tokens:
+        over = u.tokens - b.tokens
+        if o.model is None or over > o.case.settings.concurrency * _dearest(o.model):
+            fail(f"{u.tokens} tokens; budget {b.tokens}")
+    if r.stopped_by is not None and r.stopped_by not in ("calls", "tokens", "steps", "seconds"):
+        fail(f"stopped by an unknown budget {r.stopped_by!r}")
+    if o.late_requests:
+        fail(f"{o.late_requests} requests reached the model after search returned")
+
+
+def _dearest(model: ScriptedModel) -> int:
+    costs = [model.cost(p, g) for p, g in model.requests] + [len(p.split()) for p, _ in model.score_requests]
+    return max(costs, default=0)
+
+
+def check_answers(o: Outcome, answer_ok: AnswerCheck | None = None) -> None:
+    """The returned answer passes the task's exact rules from the puzzle text alone, and
+    ``verified`` is its report's; every answer event agrees with a fresh check (and with the
+    user's independent reference ``answer_ok(puzzle, answer)`` when given)."""
+    fail = _fail(o, ANSWER)
+    inner, puzzle, r = o.task.inner, o.case.puzzle, o.result
+    if r.verified and r.answer is None:
+        fail("verified without an answer")
+    if r.answer is not None:
+        problem = inner.verify_answer(puzzle, r.answer)
+        if problem is not None:
+            fail(f"returned {r.answer[:80]!r}, which fails: {problem.reason}")
+        if inner.report_answer(puzzle, r.answer).verified != r.verified:
+            fail(f"returned {r.answer[:80]!r} as verified={r.verified}; its report says otherwise")
+        if r.solution is None or not o.nodes.get(r.solution.id, TreeNode(0, None, 0, "", False, "")).solved:
+            fail("the answer does not come from a node the gate called solved")
+        if answer_ok is not None and r.verified and not answer_ok(puzzle, r.answer):
+            fail(f"returned {r.answer[:80]!r} as verified; the reference check refuses it")
+    accepted = []
+    for e in o.of("answer"):
+        ok = inner.verify_answer(puzzle, e["answer"]) is None
+        if bool(e.get("accepted")) != ok:
+            fail(f"answer {e['answer'][:80]!r} accepted={e.get('accepted')}, the rules say {ok}")
+        if bool(e.get("verified")) != inner.report_answer(puzzle, e["answer"]).verified:
+            fail(f"answer {e['answer'][:80]!r} verified={e.get('verified')}, its report says otherwise")
+        if answer_ok is not None and bool(e.get("verified")) != answer_ok(puzzle, e["answer"]):
+            fail(f"answer {e['answer'][:80]!r} verified={e.get('verified')}, the reference check disagrees")
+        if ok:
+            accepted.append(e["answer"])
+    if r.answer is not None and r.answer not in accepted:
+        fail(f"returned {r.answer[:80]!r}, which search never accepted")
+
+
+def check_outcome(o: Outcome, answer_ok: AnswerCheck | None = None) -> None:
+    """Every invariant of one run (``rebuild`` first)."""
+    rebuild(o)
+    check_states(o)
+    check_gate(o)
+    check_backtracking(o)
+    check_bfs(o)
+    check_dfs(o)
+    check_budgets(o)
+    check_answers(o, answer_ok)
+
+
+def _fail(o: Outcome, invariant: str) -> Callable[[str], NoReturn]:
+    def fail(detail: str) -> NoReturn:
+        raise InvariantBroken(invariant, detail, o.case)
+
+    return fail

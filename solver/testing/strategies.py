@@ -1,0 +1,117 @@
+"""Hypothesis strategies: scripted models, search settings, budgets, and whole cases."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence, Union
+
+from hypothesis import strategies as st
+
+from solver.budget import Budget
+from solver.testing.scripted import Script
+
+METHODS = ("tot-bfs", "tot-dfs", "tot-complete")
+GENERATORS = ("propose", "sample", "enumerate", "enumerate-rank", "enumerate-choice")
+EVALUATORS = ("value", "vote", "likelihood", "prior", "oracle", "random")
+
+# A strategy of thought texts, or a function from the puzzle text to one.
+ThoughtTexts = Union[st.SearchStrategy[str], Callable[[str], st.SearchStrategy[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSettings:
+    """One search configuration: ``method`` (tot-bfs, tot-dfs or tot-complete), generator and
+    evaluator names (the core's, or the task's own through ``make_generator``/``make_evaluator``),
+    the beam ``breadth`` (BFS), a ``depth`` limit (None: the task's), ``max_children`` (DFS), ``k``
+    samples, ``n`` evaluations and how many model requests may run at once (``concurrency``)."""
+
+    method: str = "tot-bfs"
+    generator: str = "enumerate"
+    evaluator: str = "prior"
+    breadth: int = 2
+    depth: int | None = None
+    max_children: int | None = None
+    k: int = 3
+    n: int = 2
+    concurrency: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One generated run: a puzzle, search settings, the model's script and the budget."""
+
+    puzzle: str
+    settings: SearchSettings = field(default_factory=SearchSettings)
+    script: Script = field(default_factory=Script)
+    budget: Budget = field(default_factory=Budget)
+
+
+# Shares in steps of a tenth: hypothesis draws boundary floats (0.0, 1.0) far more often than others.
+_tenths = st.integers(0, 10).map(lambda k: k / 10)
+
+
+def scripts(*, legal: st.SearchStrategy[float] | None = None, fail_rate: st.SearchStrategy[float] | None = None,
+            max_lines: st.SearchStrategy[int] | None = None,
+            pool: st.SearchStrategy[Sequence[str]] | None = None) -> st.SearchStrategy[Script]:
+    """Scripted models: a seed, the share of legal lines (the rest split between illegal and
+    garbage), the share of failing calls, lines per proposal, and the pool of thought texts."""
+    return st.builds(
+        _script, st.integers(0, 2**32 - 1), legal if legal is not None else _tenths,
+        _tenths, fail_rate if fail_rate is not None else st.sampled_from([0.0, 0.0, 0.1, 0.3]),
+        max_lines if max_lines is not None else st.integers(0, 6),
+        pool if pool is not None else st.just(()))
+
+
+def _script(seed: int, legal: float, illegal_share: float, fail_rate: float, max_lines: int,
+            pool: Sequence[str]) -> Script:
+    rest = 1.0 - legal
+    return Script(seed, legal, rest * illegal_share, rest * (1.0 - illegal_share), fail_rate, max_lines, tuple(pool))
+
+
+def search_settings(*, methods: Sequence[str] = METHODS, generators: Sequence[str] = GENERATORS,
+                    evaluators: Sequence[str] = EVALUATORS, max_breadth: int = 4,
+                    max_depth: int | None = None, max_concurrency: int = 3) -> st.SearchStrategy[SearchSettings]:
+    """Search settings; ``max_depth`` (when given) also draws depth limits 1..max_depth."""
+    depth = st.none() if max_depth is None else st.one_of(st.none(), st.integers(1, max_depth))
+    return st.builds(SearchSettings, st.sampled_from(list(methods)), st.sampled_from(list(generators)),
+                     st.sampled_from(list(evaluators)), st.integers(1, max_breadth), depth,
+                     st.one_of(st.none(), st.integers(1, 3)), st.integers(1, 4), st.integers(1, 3),
+                     st.integers(1, max_concurrency))
+
+
+def budgets(*, max_calls: int | None = 12, max_tokens: int | None = 400,
+            max_steps: int | None = 10) -> st.SearchStrategy[Budget]:
+    """Budgets of calls, tokens and steps, each unlimited (None) or drawn from 0..max (steps
+    from 1); a max of None never limits that resource. Seconds are never drawn: a run they cut
+    would depend on the machine's speed, and could not be replayed."""
+
+    def one(top: int | None, low: int = 0) -> st.SearchStrategy[int | None]:
+        return st.none() if top is None else st.one_of(st.none(), st.integers(low, top))
+
+    return st.builds(Budget, one(max_calls), one(max_tokens), one(max_steps, 1))
+
+
+def cases(puzzles: Sequence[str] | st.SearchStrategy[str], *,
+          settings: st.SearchStrategy[SearchSettings] | None = None,
+          models: st.SearchStrategy[Script] | None = None,
+          budget: st.SearchStrategy[Budget] | None = None,
+          thoughts: ThoughtTexts | None = None, pool_size: int = 8) -> st.SearchStrategy[Case]:
+    """Whole cases. ``thoughts`` (a strategy of thought texts, or a function from the puzzle to
+    one) fills the script's pool, for tasks whose legal moves cannot be enumerated."""
+    puzzle_st = puzzles if isinstance(puzzles, st.SearchStrategy) else st.sampled_from(list(puzzles))
+    models = models if models is not None else scripts()
+    settings = settings if settings is not None else search_settings()
+    budget = budget if budget is not None else budgets()
+
+    @st.composite
+    def one(draw: st.DrawFn) -> Case:
+        puzzle = draw(puzzle_st)
+        script = draw(models)
+        if thoughts is not None:
+            texts = thoughts if isinstance(thoughts, st.SearchStrategy) else thoughts(puzzle)
+            pool = draw(st.lists(texts, min_size=1, max_size=pool_size))
+            script = Script(script.seed, script.legal, script.illegal, script.garbage, script.fail_rate,
+                            script.max_lines, tuple(pool))
+        return Case(puzzle, draw(settings), script, draw(budget))
+
+    return one()
