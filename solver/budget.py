@@ -26,6 +26,12 @@ class Budget:
     steps: int | None = None
     seconds: float | None = None
 
+    def __post_init__(self) -> None:
+        for name in ("calls", "tokens", "steps", "seconds"):
+            value = getattr(self, name)
+            if value is not None and not value >= 0:  # also refuses NaN
+                raise ValueError(f"budget {name} must be 0 or more, not {value}")
+
 
 # Price per million tokens (prompt, completion), USD. Users can add their own with --price.
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {

@@ -37,9 +37,9 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
     answer exists (``exhausted``); with a sampling generator it only means the samples ran out."""
     trace = trace or Trace()
     usage = usage or _run_usage(client)
+    run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)  # checks the task first
     max_depth = depth or task.max_depth
-    run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)
-    trace.emit("search", method="tot-complete", depth=max_depth, defer_below=evaluator.prune_below,
+    trace.emit("search", **run.about(), method="tot-complete", depth=max_depth, defer_below=evaluator.prune_below,
                decimals=decimals, generator=generator.name, evaluator=evaluator.name)
     # Only a generator that offers every legal thought makes running out of children a proof.
     exhaustive = bool(getattr(generator, "exhaustive", False))

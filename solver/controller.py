@@ -71,10 +71,10 @@ async def long_search(task: Task[Any], puzzle: str, generator: Generator, client
         raise ValueError("the controller needs at least one child per node and one round")
     trace = trace or Trace()
     usage = usage or _run_usage(client)
-    max_depth = depth or task.max_depth
     run = _Run(task, puzzle, generator, evaluator if evaluator is not None else _NoEvaluator(),
-               client, trace, usage)
-    trace.emit("search", method="long", max_children=max_children, max_rounds=max_rounds,
+               client, trace, usage)  # checks the task first
+    max_depth = depth or task.max_depth
+    trace.emit("search", **run.about(), method="long", max_children=max_children, max_rounds=max_rounds,
                depth=max_depth, generator=generator.name,
                evaluator=evaluator.name if evaluator is not None else None)
     root = run.root()

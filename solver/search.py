@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from solver.budget import BudgetExhausted, Usage
-from solver.capabilities import MissingCapability, Unchecked, missing_message, require_parts
+from solver.capabilities import MissingCapability, Unchecked, missing_message, require_parts, task_options
 from solver.evaluators import Evaluator
 from solver.generators import Generator
 from solver.lm.client import LMClient
@@ -74,6 +74,7 @@ class _Run:
 
     def __init__(self, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
                  client: LMClient | None, trace: Trace, usage: Usage, gate: bool = True) -> None:
+        _check_client(client)
         require_parts(task, generator, evaluator, model=client)  # one line naming what is missing
         if not gate and not isinstance(task, Unchecked):
             raise MissingCapability(missing_message(task, Unchecked, "a search without the gate (gate=False)"))
@@ -85,6 +86,11 @@ class _Run:
         self.best: Node[Any] | None = None
         self.reports: dict[str, AnswerReport] = {}
         self.proposed = self.rejected = self.expanded = 0
+
+    def about(self) -> dict[str, Any]:
+        """What the ``search`` event records of the run's task and puzzle, so a trace of a search
+        called directly (no ``start`` event before it) still says what it searched."""
+        return {"task": self.task.name, "puzzle": self.puzzle, "options": task_options(self.task)}
 
     def root(self) -> Node[Any]:
         node = self.nodes.make(self.task.root(self.puzzle), None)
@@ -190,8 +196,14 @@ class _Run:
         return res
 
 
+def _check_client(client: object) -> None:
+    if client is not None and not isinstance(client, LMClient):
+        raise TypeError(f"client must be an LMClient or None, not {type(client).__name__}")
+
+
 def _run_usage(client: LMClient | None) -> Usage:
     """Fresh counters, without limits, for a run that was given no ``usage``."""
+    _check_client(client)
     return Usage(model=client.backend.model if client is not None else "")
 
 
@@ -203,8 +215,10 @@ async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
     ``gate=False`` lets rejected thoughts in through the task's ``apply_unchecked`` (ablation)."""
     trace = trace or Trace()
     usage = usage or _run_usage(client)
+    if breadth < 1:
+        raise ValueError(f"breadth must be at least 1, not {breadth}")
     run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)
-    trace.emit("search", method="tot-bfs", breadth=breadth, depth=depth or task.max_depth,
+    trace.emit("search", **run.about(), method="tot-bfs", breadth=breadth, depth=depth or task.max_depth,
                generator=generator.name, evaluator=evaluator.name)
     frontier = [run.root()]
     run.reach(frontier[0])
@@ -264,10 +278,10 @@ async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
     ``max_children`` caps how many children of one node are tried (Long's C)."""
     trace = trace or Trace()
     usage = usage or _run_usage(client)
+    run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)  # checks the task first
     threshold = evaluator.prune_below if prune_below is None else prune_below
     max_depth = depth or task.max_depth
-    run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)
-    trace.emit("search", method="tot-dfs", depth=max_depth, prune_below=threshold,
+    trace.emit("search", **run.about(), method="tot-dfs", depth=max_depth, prune_below=threshold,
                generator=generator.name, evaluator=evaluator.name)
 
     async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:

@@ -269,3 +269,42 @@ def test_the_examples_of_the_page_print_what_it_says(tmp_path: Path) -> None:
                              timeout=300, env=env)
         assert run.returncode == 0, run.stderr
         assert run.stdout == printed, (run.stdout, printed)
+
+
+def test_searches_called_directly_are_audited_like_runs_of_solve(tmp_path: Path) -> None:
+    # bfs(...) called directly writes no ``start``; its ``search`` event names the task and the
+    # puzzle, so the audit splits the runs and judges their states as it does solve's.
+    from solver.evaluators import make_evaluator
+    from solver.generators import make_generator
+    from solver.search import bfs
+
+    puzzles = ("4 9 10 13", "1 1 4 6", "1 1 1 1")
+    direct, solved = Trace(tmp_path / "direct.jsonl"), Trace(tmp_path / "solve.jsonl")
+    s = Settings(method="tot-bfs", generator="enumerate", evaluator="random", breadth=1)
+    for p in puzzles:
+        asyncio.run(bfs(Game24(), p, make_generator("enumerate"), make_evaluator("random"), None, breadth=1,
+                        trace=direct))
+        asyncio.run(solve(Game24(), p, s, None, solved))
+    direct.close()
+    solved.close()
+    a, b = audit_trace(Game24(), tmp_path / "direct.jsonl"), audit_trace(Game24(), tmp_path / "solve.jsonl")
+    [ga], [gb] = a.groups, b.groups
+    assert ga.runs == gb.runs == len(puzzles) and ga.task == "game24"
+    assert ga.overall.evaluated == gb.overall.evaluated > 0 and ga.overall.unknown == 0
+    for key in ("false_prune", "true_prune", "cut_other_solvable"):
+        x, y = getattr(ga.overall, key), getattr(gb.overall, key)
+        assert (x.k, x.n) == (y.k, y.n), key
+    assert ga.puzzles_solvable == gb.puzzles_solvable == 2  # 1 1 1 1 has no solution
+    with pytest.raises(ValueError, match="'game24'"):
+        audit_trace(Countdown(), tmp_path / "direct.jsonl")  # the direct runs name their task
+
+
+def test_tot_audit_exits_1_when_nothing_could_be_audited(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The user's task is no installed plugin, so the command cannot judge its runs (the API can).
+    path = tmp_path / "countdown.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in _events("tot-bfs", 6, BFS_NODES)))
+    assert main(["audit", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "not auditable: no installed task named 'countdown'" in captured.out
+    assert captured.err == "tot: no run in these files could be audited (each group above says why)\n"
+    assert audit_trace(Countdown(), path).groups[0].runs == 1

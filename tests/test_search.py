@@ -259,3 +259,22 @@ def test_bfs_picks_the_best_scored_of_several_solutions():
     res = run(bfs(_Words(), "", EnumerateRank(rank=False), ByLength(), None, breadth=1, trace=trace))
     assert res.answer == "zebra"
     assert len(trace.of("score")) == 3
+
+
+def test_bad_arguments_are_refused_in_one_line() -> None:
+    from solver.budget import Budget
+    from solver.complete import complete_dfs
+    from solver.evaluators import make_evaluator
+    from solver.generators import make_generator
+
+    gen, ev = make_generator("enumerate"), make_evaluator("oracle")
+    with pytest.raises(ValueError, match="^breadth must be at least 1, not 0$"):
+        asyncio.run(bfs(Game24(), "4 9 10 13", gen, ev, None, breadth=0))
+    with pytest.raises(TypeError, match="^client must be an LMClient or None, not str$"):
+        asyncio.run(complete_dfs(Game24(), "4 9 10 13", gen, ev, "http://localhost:8000"))  # type: ignore[arg-type]
+    for field in ("calls", "tokens", "steps", "seconds"):
+        with pytest.raises(ValueError, match=f"^budget {field} must be 0 or more"):
+            Budget(**{field: -1})
+    with pytest.raises(ValueError, match="^budget seconds must be 0 or more, not nan$"):
+        Budget(seconds=float("nan"))
+    assert Budget(calls=0, steps=0).calls == 0  # zero is a budget (nothing allowed), not an error

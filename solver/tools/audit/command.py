@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,4 +58,8 @@ def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
         print(json.dumps(report, ensure_ascii=False, indent=1))
     else:
         print(render(report), end="")
+    groups = report.get("groups") or []
+    if groups and all(g.get("unsupported") for g in groups):  # type: ignore[union-attr]
+        print("tot: no run in these files could be audited (each group above says why)", file=sys.stderr)
+        return 1
     return 0

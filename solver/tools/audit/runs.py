@@ -56,7 +56,9 @@ def split_runs(events: Iterable[dict[str, Any]]) -> list[Run]:
     cur: Run | None = None
     for ev in events:
         kind = ev.get("event")
-        if kind == "start" or cur is None or (kind == "root" and cur.root is not None):
+        # A new run at each ``start``; and, for searches called directly (no ``start``), at a
+        # ``search`` or ``root`` after the current run's root.
+        if kind == "start" or cur is None or (kind in ("root", "search") and cur.root is not None):
             meta = {k: v for k, v in ev.items() if k not in ("event", "t")} if kind == "start" else {}
             cur = Run(meta)
             runs.append(cur)
@@ -76,7 +78,8 @@ def _node(run: Run, ev: dict[str, Any]) -> NodeRec | None:
 def _apply(run: Run, ev: dict[str, Any]) -> None:
     kind = ev.get("event")
     if kind == "search":
-        for key in ("method", "generator", "evaluator", "breadth", "depth", "prune_below"):
+        for key in ("task", "puzzle", "options", "method", "generator", "evaluator", "breadth", "depth",
+                    "prune_below"):
             run.meta.setdefault(key, ev.get(key))
     elif kind == "root":
         nd = _node(run, ev)
