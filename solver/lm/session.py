@@ -262,18 +262,20 @@ class Session:
         self._memo[key] = list(scores)
         return list(scores)
 
-    async def gather(self, *coros):  # type: ignore[no-untyped-def]
+    async def gather(self, *coros: Awaitable[T]) -> list[T]:
         """Run several requests concurrently (bounded by the client's request slots)."""
         return await gather_all(*coros)
 
 
-async def gather_all(*coros):  # type: ignore[no-untyped-def]
+async def gather_all(*coros: Awaitable[T]) -> list[T]:
     """``asyncio.gather`` that, when one request fails (say, a budget ran out), still waits for the
     others before raising the first failure (in argument order). Requests the budget already
     allowed thus complete, are counted and recorded (a replay of the run finds them), and none
     outlives the search that made it. Cancelling the caller cancels them all."""
     results = await asyncio.gather(*coros, return_exceptions=True)
+    out: list[T] = []
     for r in results:
         if isinstance(r, BaseException):
             raise r
-    return results
+        out.append(r)
+    return out
