@@ -197,7 +197,8 @@ class _Run:
 
 
 def _check_client(client: object) -> None:
-    if client is not None and not isinstance(client, LMClient):
+    """A client is an LMClient (or anything that makes per-run sessions the same way), or None."""
+    if client is not None and not callable(getattr(client, "session", None)):
         raise TypeError(f"client must be an LMClient or None, not {type(client).__name__}")
 
 

@@ -95,7 +95,8 @@ FIELDS: dict[str, tuple[str, str]] = {
     "invalid_answers": (INT, "end (baselines): outputs without a valid answer"),
     "calls": (INT, "end: model calls counted against the budget"),
     "backend_calls": (INT, "end: calls that reached the model"),
-    "cache_hits": (INT, "end: calls answered by the record/replay cache"),
+    "cache_hits": (INT, "end: calls answered without reaching the model: by the record/replay cache, "
+                   "or by the run's own memo (a repeat of a request the run already made)"),
     "failed_calls": (INT, "end: calls that failed"),
     "replayed_tokens": (INT, "end: tokens replayed from the cache"),
     "prompt_tokens": (INT, "end: prompt tokens"),
