@@ -9,7 +9,7 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, Sequence
+from typing import Any, Awaitable, Callable, ClassVar, Protocol, Sequence
 
 from solver.capabilities import HasOracle, Needs, ValuePrompts, VotePrompt, missing, no_model
 from solver.lm.base import GenParams
@@ -31,6 +31,19 @@ class Evaluator(Protocol):
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
                        model: Session | None) -> list[tuple[float, Any]]:
         ...
+
+
+_OneState = Callable[[ValuePrompts, Node[Any], Session], Awaitable[tuple[float, Any]]]
+
+
+async def _each_state(name: str, one: _OneState, task: Task[Any], nodes: Sequence[Node[Any]],
+                      model: Session | None) -> list[tuple[float, Any]]:
+    """Value-prompt evaluators: ``one`` per node, concurrently, after the capability and model checks."""
+    if not isinstance(prompts := task, ValuePrompts):
+        raise missing(task, ValuePrompts, f"evaluator `{name}`")
+    if model is None:
+        raise no_model(f"evaluator `{name}`")
+    return list(await model.gather(*(one(prompts, nd, model) for nd in nodes)))
 
 
 @dataclass(slots=True)
@@ -56,11 +69,7 @@ class Value:
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
                        model: Session | None) -> list[tuple[float, Any]]:
-        if not isinstance(prompts := task, ValuePrompts):
-            raise missing(task, ValuePrompts, f"evaluator `{self.name}`")
-        if model is None:
-            raise no_model(f"evaluator `{self.name}`")
-        return list(await model.gather(*(self._one(prompts, nd, model) for nd in nodes)))
+        return await _each_state(self.name, self._one, task, nodes, model)
 
 
 @dataclass(slots=True)
@@ -88,11 +97,7 @@ class Likelihood:
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
                        model: Session | None) -> list[tuple[float, Any]]:
-        if not isinstance(prompts := task, ValuePrompts):
-            raise missing(task, ValuePrompts, f"evaluator `{self.name}`")
-        if model is None:
-            raise no_model(f"evaluator `{self.name}`")
-        return list(await model.gather(*(self._one(prompts, nd, model) for nd in nodes)))
+        return await _each_state(self.name, self._one, task, nodes, model)
 
 
 # re.ASCII: \d would also match other scripts' digits, which int() then reads.

@@ -321,10 +321,11 @@ def test_cli_index_and_data_file(tmp_path):
 
 
 def test_core_baseline_interface():
-    from solver.tools.baselines import BaselineTask, supports
+    from solver.capabilities import BaselinePrompts
+    from solver.tools.baselines import supports
 
     t = Writing()
-    assert isinstance(t, BaselineTask) and supports(t, "io") and supports(t, "cot-sc")
+    assert isinstance(t, BaselinePrompts) and supports(t, "io") and supports(t, "cot-sc")
     assert t.io_prompt(LINE, False).endswith("Passage:\n") and t.cot_prompt(LINE, False).endswith("Plan:")
     assert t.parse_answer(LINE, " a plan\nPassage:\n" + GOOD + "\nEnd of passage.") == GOOD
     assert t.parse_answer(LINE, GOOD + "\n\nSentences:\n1. Passage: x") == GOOD

@@ -44,10 +44,6 @@ from verifiers.verdict import Invalid
 BASELINES: tuple[str, ...] = ("io", "cot", "cot-sc", "refine", "io-best", "cot-best")
 
 
-# What a task provides for the baselines; the name of before the capabilities were split out.
-BaselineTask = BaselinePrompts
-
-
 def own_baselines(task: Any) -> Mapping[str, Callable[[BaselineRun], Awaitable[str | None]]]:
     """The task's own baselines by name; empty when it has none."""
     return task.own_baselines if isinstance(task, OwnBaselines) else {}
@@ -95,19 +91,22 @@ def baseline_needs(method: str) -> tuple[type, ...]:
     return (BaselinePrompts, RefinePrompt) if method == "refine" else (BaselinePrompts,)
 
 
+def baseline_parts(task: Any, method: str) -> tuple[type, ...]:
+    """The capabilities baseline ``method`` needs of ``task``: a task's own baseline of that name
+    (which takes the place of the generic one) needs only its answer parser."""
+    return (AnswerParser,) if method in own_baselines(task) else baseline_needs(method)
+
+
 def supports(task: Any, method: str) -> bool:
-    """Whether ``task`` implements what ``method`` needs (a task's own baseline of that name
-    counts, and takes the place of the generic one)."""
-    if method in own_baselines(task):
-        return isinstance(task, AnswerParser)
-    return method in BASELINES and all(isinstance(task, part) for part in baseline_needs(method))
+    """Whether ``task`` implements what ``method`` needs (a task's own baseline of that name counts)."""
+    known = method in BASELINES or method in own_baselines(task)
+    return known and all(isinstance(task, part) for part in baseline_parts(task, method))
 
 
 def require_baseline(task: Any, method: str, client: object) -> None:
     """MissingCapability (one line) when ``task`` lacks a capability ``method`` needs, or when
-    there is no model (``client`` None). A task's own baseline needs its answer parser."""
-    parts = (AnswerParser,) if method in own_baselines(task) else baseline_needs(method)
-    for part in parts:
+    there is no model (``client`` None)."""
+    for part in baseline_parts(task, method):
         if not isinstance(task, part):
             raise MissingCapability(missing_message(task, part, f"baseline `{method}`"))
     if client is None:
