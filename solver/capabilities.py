@@ -13,7 +13,7 @@ States are typed ``Any`` here: a task's own state type fits every capability.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Hashable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Awaitable, Callable, Hashable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
 from solver.task import Restorable, Task, Thought
 from verifiers.verdict import Verdict
@@ -24,7 +24,7 @@ __all__ = [
     "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "MissingCapability", "Needs",
     "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
     "SoftScore", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing", "missing_message",
-    "needs_of", "no_model", "require", "require_core", "require_model", "require_parts", "task_options",
+    "find", "has", "needs_of", "no_model", "require", "require_core", "require_model", "require_parts", "task_options",
 ]
 
 
@@ -303,10 +303,33 @@ def missing(task: object, part: type, user: str) -> MissingCapability:
     return MissingCapability(missing_message(task, part, user))
 
 
-def require(task: object, part: type, user: str) -> None:
-    """MissingCapability naming ``user`` unless ``task`` has the capability ``part``."""
-    if not isinstance(task, part):
+P = TypeVar("P")
+
+
+def find(task: object, part: type[P]) -> P | None:
+    """The object that gives ``task`` the capability ``part``: the task itself when it has it,
+    else the first of its optional ``parts`` (a sequence of part objects the task composes) that
+    has it; None when neither does. Every capability lookup of the core goes through here."""
+    if isinstance(task, part):
+        return task
+    for p in getattr(task, "parts", None) or ():
+        if isinstance(p, part):
+            return p
+    return None
+
+
+def has(task: object, part: type) -> bool:
+    """Whether ``task`` (itself or one of its ``parts``) has the capability ``part``."""
+    return find(task, part) is not None
+
+
+def require(task: object, part: type[P], user: str) -> P:
+    """The part of ``task`` with the capability ``part`` (see ``find``); MissingCapability naming
+    ``user`` when it has none."""
+    found = find(task, part)
+    if found is None:
         raise missing(task, part, user)
+    return found
 
 
 def no_model(user: str) -> MissingCapability:
