@@ -46,7 +46,7 @@ def test_a_crashing_runtime_is_one_line_and_exit_3(cache):
 def test_the_hook_really_kills_the_child_with_sigsegv(cache):
     """The parent's message above rests on this: the child died by the signal, not by an exit code."""
     env = {**os.environ, startup_check.CRASH_HOOK: "segv"}
-    r = subprocess.run([sys.executable, "-m", "solver.lm.startup_check", str(cache / "models" / MODEL_NAME), "1"],
+    r = subprocess.run([sys.executable, "-m", "solver.lm.startup_child", str(cache / "models" / MODEL_NAME), "1"],
                        capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == -signal.SIGSEGV
 

@@ -8,19 +8,30 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Literal
 
 from solver.inputs import MAX_CACHE_FILE, regular_file
 
-__all__ = ["Cache", "CacheMiss", "CacheMode", "cache_key"]
+__all__ = ["Cache", "CacheMiss", "CacheMode", "cache_dir", "cache_key"]
 
 CacheMode = Literal["off", "record", "replay"]
 
 
 class CacheMiss(Exception):
     """Replay-only mode met a request that was never recorded."""
+
+
+def cache_dir() -> Path:
+    """Where assembled weights and record/replay caches live and the embedded model's start-up
+    checks are remembered (``TOT_CACHE_DIR`` overrides)."""
+    env = os.environ.get("TOT_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "verified-tot"
 
 
 def cache_key(**parts: object) -> str:

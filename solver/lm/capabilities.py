@@ -12,10 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
-__all__ = ["Capabilities", "FEATURES", "PROBE_PROMPT", "forget", "probe"]
+from solver.lm.base import LMError, ServerUnavailable
+
+__all__ = ["Capabilities", "FEATURES", "PROBE_PROMPT", "TOP_K", "forget", "probe"]
 
 FEATURES = ("chat", "n", "echo", "top_logprobs", "seed")
 PROBE_PROMPT = "Count: 1 2 3 4"
+# Scoring by the top log-probabilities of one generated token: how many alternatives to ask for
+# (probed here first; the backend asks for as many when the probe found no smaller limit).
+TOP_K = 20
 
 
 class _Prober(Protocol):
@@ -73,9 +78,6 @@ async def probe(backend: _Prober, features: Sequence[str] = FEATURES) -> Capabil
     """Probe the features not yet known for this (base URL, model); return all known ones.
     A server that cannot be reached raises (ServerUnavailable); a request the server refuses or
     answers in another shape means the feature is missing."""
-    from solver.lm.base import LMError
-    from solver.lm.openai_backend import ServerUnavailable
-
     known = _CACHE.setdefault((backend.base_url, backend.model), {})
     for name in features:
         if name in known:
@@ -115,9 +117,6 @@ async def _echo(b: _Prober) -> bool:
 
 
 async def _top_logprobs(b: _Prober) -> int:
-    from solver.lm.base import LMError
-    from solver.lm.openai_backend import TOP_K, ServerUnavailable
-
     for k in (TOP_K, 5):  # OpenAI's completions list at most 5
         try:
             resp = await b.request("probe top_logprobs", b._client.completions.create, model=b.model,

@@ -14,19 +14,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from solver.lm.base import Completion, GenParams, LMError
+from solver.lm.cache import cache_dir
+from solver.lm.startup_check import check_runtime
 
-__all__ = ["DEFAULT_MODEL", "LocalBackend", "cache_dir", "load_llama", "model_path"]
+__all__ = ["DEFAULT_MODEL", "LocalBackend", "load_llama", "model_path"]
 
 DEFAULT_MODEL = "gemma3-270m-q4_k_m"
-
-
-def cache_dir() -> Path:
-    """Where assembled weights and record/replay caches live (``TOT_CACHE_DIR`` overrides)."""
-    env = os.environ.get("TOT_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "verified-tot"
 
 
 def model_path() -> Path:
@@ -152,8 +145,6 @@ class LocalBackend:
         self._scorer: Any = None
         self._lock = threading.RLock()  # generation may score its own samples
         if check:  # a native crash of llama.cpp becomes an LMError here, not a dead process later
-            from solver.lm.startup_check import check_runtime
-
             check_runtime(self.path, self.threads)
 
     def _load(self, logits_all: bool) -> Any:

@@ -10,7 +10,7 @@ import sys
 from typing import Any, Awaitable, Callable, Sequence
 
 from solver.lm.base import Completion, EndpointDown, GenParams, LMError, ServerTooSlow, ServerUnavailable
-from solver.lm.capabilities import Capabilities, probe
+from solver.lm.capabilities import TOP_K, Capabilities, probe
 
 Notify = Callable[[str], None]
 __all__ = ["EndpointDown", "OpenAIBackend", "ServerTooSlow", "ServerUnavailable"]
@@ -18,10 +18,6 @@ __all__ = ["EndpointDown", "OpenAIBackend", "ServerTooSlow", "ServerUnavailable"
 
 def stderr_notice(line: str) -> None:
     print(f"tot: {line}", file=sys.stderr, flush=True)
-
-
-# Scoring by the top log-probabilities of one generated token: how many alternatives to ask for.
-TOP_K = 20
 
 
 class OpenAIBackend:

@@ -11,20 +11,36 @@ the client, so concurrent runs on one client never see each other's usage, budge
 from __future__ import annotations
 
 import asyncio
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Protocol, Sequence, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
 from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
-from solver.lm.cache import CacheMiss, cache_key
-
-if TYPE_CHECKING:
-    from solver.lm.client import LMClient
+from solver.lm.cache import Cache, CacheMiss, CacheMode, cache_key
 
 EventSink = Callable[[dict[str, object]], None]
 T = TypeVar("T")
 
-__all__ = ["EventSink", "Session", "gather_all", "trace_sink"]
+__all__ = ["EventSink", "Session", "SharedClient", "gather_all", "trace_sink"]
+
+
+class SharedClient(Protocol):
+    """What a session uses of the client that runs share (``solver.lm.client.LMClient``, which
+    makes sessions): written here so that a session needs no import of the client."""
+
+    @property
+    def backend(self) -> Backend: ...
+
+    @property
+    def cache(self) -> Cache | None: ...
+
+    @property
+    def mode(self) -> CacheMode: ...
+
+    def key(self, kind: str, prompt: str, extra: dict[str, object], index: int | str) -> str: ...
+
+    def slot(self) -> AbstractAsyncContextManager[None]: ...
 
 
 class _Emits(Protocol):
@@ -58,7 +74,7 @@ class Session:
 
     __slots__ = ("_client", "_usage", "_on_event", "_memo", "_logprobs", "_pending")
 
-    def __init__(self, client: LMClient, usage: Usage | None = None,
+    def __init__(self, client: SharedClient, usage: Usage | None = None,
                  on_event: EventSink | None = None) -> None:
         self._client = client
         self._usage = usage if usage is not None else Usage(model=client.backend.model)
@@ -71,7 +87,7 @@ class Session:
         self._pending: dict[str, asyncio.Future[Any]] = {}
 
     @property
-    def client(self) -> LMClient:
+    def client(self) -> SharedClient:
         return self._client
 
     @property

@@ -3,9 +3,10 @@
 killing the user's process.
 
 Before a process first uses a model file with the installed llama.cpp, ``check_runtime`` runs
-``main([MODEL, THREADS])`` of this module in a child Python with the parent's ``sys.path``: it
-loads the model both ways the backend does (a generation context and a scoring context) through
-``solver.lm.local.load_llama``, completes a few tokens and scores one continuation. A success is remembered in
+``main([MODEL, THREADS])`` of ``solver.lm.startup_child`` in a child Python with the parent's
+``sys.path``: it loads the model both ways the backend does (a generation context and a scoring
+context) through ``solver.lm.local.load_llama``, completes a few tokens and scores one continuation.
+This module is the parent's side only and imports no backend: ``LocalBackend`` calls it. A success is remembered in
 ``<cache dir>/runtime-checks/<key>.json``, keyed by the llama-cpp-python version and its shared
 libraries, the model file (size and modification time), the CPU (its flags) and the platform, so
 it runs once per machine, model and runtime. A failure is not remembered: the next run checks again.
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.lm.base import LMError
+from solver.lm.cache import cache_dir
 
 __all__ = ["CHILD_CODE", "CRASH_HOOK", "FIX", "PATH_VAR", "TIMEOUT_S", "check_key", "check_runtime"]
 
@@ -88,8 +90,6 @@ def check_key(model: Path) -> tuple[str, dict[str, Any]]:
 
 
 def _record_path(key: str) -> Path:
-    from solver.lm.local import cache_dir
-
     return cache_dir() / "runtime-checks" / f"{key}.json"
 
 
@@ -115,7 +115,7 @@ def _remember(path: Path, record: dict[str, Any]) -> None:
 PATH_VAR = "TOT_STARTUP_CHECK_SYS_PATH"
 # The child imports this same ``solver`` package, from exactly the parent's module search path.
 CHILD_CODE = (f"import json, os, sys; sys.path[:] = json.loads(os.environ.pop({PATH_VAR!r})); "
-              "from solver.lm.startup_check import main; raise SystemExit(main(sys.argv[1:]))")
+              "from solver.lm.startup_child import main; raise SystemExit(main(sys.argv[1:]))")
 
 
 def _signal_name(code: int) -> str:
@@ -157,36 +157,3 @@ def check_runtime(model: Path, threads: int) -> None:
     _remember(record_path, {"passed": True, "seconds": round(seconds, 2),
                             "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **parts})
     _passed_here.add(key)
-
-
-def _child(model: str, threads: int) -> None:
-    """Load, complete and score as ``LocalBackend`` does; any native crash kills only this process."""
-    if os.environ.get(CRASH_HOOK) == "segv":
-        os.kill(os.getpid(), signal.SIGSEGV)
-    from solver.lm.base import GenParams
-    from solver.lm.local import LocalBackend
-
-    backend = LocalBackend(model, n_ctx=256, threads=threads, check=False)
-    done = backend._complete_sync("1 + 1 =", GenParams(n=1, temperature=0.0, max_tokens=4, seed=0))
-    scores, _ = backend._score_sync("The capital of France is", [" Paris"])
-    if not done.texts or not scores or scores[0] != scores[0]:  # NaN is a broken runtime too
-        raise LMError(f"the model ran but returned {done.texts!r} and scores {scores!r}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2 or not args[1].isdigit():
-        print("usage: python -m solver.lm.startup_check MODEL.gguf THREADS", file=sys.stderr)
-        return 2
-    try:
-        _child(args[0], int(args[1]))
-    except Exception as exc:  # noqa: BLE001 - the parent reports the last line
-        text = str(exc).splitlines()[0] if str(exc) else ""
-        print(text if isinstance(exc, LMError) and text else f"{type(exc).__name__}: {text}", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
