@@ -18,7 +18,8 @@ from solver.trace import Trace
 from tasks.writing import Writing, WritingState
 from tasks.writing.cli import PLUGIN
 from tasks.writing.coherence import Coherence, coherence, parse_score
-from tasks.writing.task import PASSAGE_TOKENS, clean_passage
+from tasks.writing.prompts import PASSAGE_TOKENS
+from tasks.writing.task import clean_passage
 from tests.fakes import ScriptedBackend
 from verifiers.verdict import Invalid, Solved, Valid
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from tasks.sudoku.task import BASELINE_SHOTS
+from tasks.sudoku.prompts import BASELINE_SHOTS
 
 if TYPE_CHECKING:
     from solver.tools.baselines import BaselineRun

@@ -12,6 +12,7 @@ from solver.generators import Propose, Sample
 from solver.task import Thought
 from tasks.sudoku import prompts
 from tasks.sudoku.parse import extract_boards
+from tasks.sudoku.prompts import BASELINE_SHOTS
 from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.sudoku import (
     Board,
@@ -29,7 +30,6 @@ from verifiers.sudoku import (
 )
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
-BASELINE_SHOTS = {"zero-shot": 0, "one-shot": 1, "few-shot": 3}
 ANSWER_TOKENS = 96  # one JSON line of a 9x9 board is about 60 tokens
 
 

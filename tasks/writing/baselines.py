@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from tasks.writing import prompts
 from tasks.writing.coherence import coherence
-from tasks.writing.task import PASSAGE_TOKENS
+from tasks.writing.prompts import PASSAGE_TOKENS
 from verifiers.writing import check_passage, split_sentences
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ from solver.evaluators import Value, Vote
 from solver.generators import Propose, Sample
 from solver.task import Thought
 from tasks.writing import prompts
+from tasks.writing.prompts import PASSAGE_TOKENS
 from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 from verifiers.writing import (
@@ -37,9 +38,7 @@ Decomposition = Literal["plan", "paragraphs"]
 DECOMPOSITIONS: tuple[str, ...] = ("plan", "paragraphs")
 
 MAX_PLAN_CHARS = 1500
-# Generation limits. A passage of four short paragraphs is ~150-240 tokens (the example: ~140); at ~36 tokens/s on
-# the embedded model every extra 100 tokens of cap costs ~3 s per sample when the model rambles.
-PASSAGE_TOKENS = 240
+# Generation limits (a whole passage's: prompts.PASSAGE_TOKENS).
 PARAGRAPH_TOKENS = 110
 VOTE_TOKENS = 16
 VOTE_SHOW_CHARS = 500  # each choice shown to the judge is cut to this (keeps the prompt in context)
