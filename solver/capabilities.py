@@ -165,7 +165,7 @@ class AnswerParser(Protocol):
 @runtime_checkable
 class OwnBaselines(Protocol):
     """A task's own baselines by method name (writing's coherence-judged refine, Sudoku's zero-,
-    one- and few-shot prompts): each gets the ``solver.tools.baselines.BaselineRun`` of one
+    one- and few-shot prompts): each gets the ``solver.baselines.BaselineRun`` of one
     puzzle, asks the model through it and returns the answer it picked (or None); the run reads,
     counts, traces and checks every answer. Needs ``AnswerParser`` too."""
 

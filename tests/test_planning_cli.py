@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from solver.budget import Budget
 from solver.lm.client import LMClient
+from solver.run import Settings
 from solver.tools.cli import main
 from tasks.planning.blocksworld import DOMAIN, problem
 from tasks.planning.cli import PLUGIN
@@ -100,9 +102,11 @@ def _args(files: Path, method: str, **kw: object) -> argparse.Namespace:
     return argparse.Namespace(**base)
 
 
-def _run(files: Path, method: str, answers: list[str], **kw: object) -> tuple[int, dict, ScriptedBackend]:
+def _run(files: Path, method: str, answers: list[str], budget_calls: int | None = None,
+         **kw: object) -> tuple[int, dict, ScriptedBackend]:
     backend = ScriptedBackend(lambda prompt, params, i: answers.pop(0) if answers else "")
-    code = asyncio.run(PLUGIN.run_method(_args(files, method, **kw), lambda: LMClient(backend)))
+    settings = Settings(budget=Budget(calls=budget_calls))
+    code = asyncio.run(PLUGIN.run_method(_args(files, method, **kw), settings, lambda: LMClient(backend)))
     return code, backend, backend
 
 

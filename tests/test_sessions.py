@@ -23,6 +23,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from solver.baselines import BaselineConfig, run_baseline
 from solver.budget import Budget, Usage
 from solver.complete import complete_dfs
 from solver.controller import long_search
@@ -33,7 +34,6 @@ from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.lm.session import Session
 from solver.search import bfs, dfs
-from solver.tools.baselines import BaselineConfig, run_baseline
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests.fakes import ScriptedBackend

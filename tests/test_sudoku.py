@@ -214,8 +214,8 @@ def test_solve_generated_puzzles_with_the_oracle_controller(capsys):
 
 def test_baselines_are_gated():
     """Long's zero-/one-/few-shot run through the core's one baseline runner, greedy, gated."""
+    from solver.baselines import baseline_names, run_baseline
     from solver.lm.client import LMClient
-    from solver.tools.baselines import baseline_names, run_baseline
     from tests.fakes import ScriptedBackend
 
     task = Sudoku()

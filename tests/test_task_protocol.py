@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from solver import capabilities as cap
+from solver.baselines import run_baseline
 from solver.complete import complete_dfs
 from solver.controller import long_search
 from solver.evaluators import EVALUATORS, Value, make_evaluator
@@ -26,7 +27,6 @@ from solver.run import Settings, check_settings, needs_model, solve
 from solver.search import bfs, dfs
 from solver.task import Task
 from solver.tools import cli
-from solver.tools.baselines import run_baseline
 from tasks.crosswords.task import Crosswords
 from tasks.game24.task import Game24
 from tasks.planning.task import Planning

@@ -95,7 +95,7 @@ def test_every_writer_writes_only_documented_events_and_fields(tmp_path: Path) -
     asyncio.run(solve(Game24(), "4 9 10 13", s, make_client(s, ScriptedBackend(fail)), trace))
     seen |= _documented(trace.events)
 
-    from solver.tools.baselines import BaselineConfig, run_baseline
+    from solver.baselines import BaselineConfig, run_baseline
 
     answers = iter([" (10 - 4) * (13 - 8) = 24", " (10 - 4) * (13 - 9) = 24"])
     client = LMClient(ScriptedBackend(lambda p, g, i: next(answers)))

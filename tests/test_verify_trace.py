@@ -221,8 +221,8 @@ def test_garbled_field_types_never_end_in_an_internal_error(trace_file: Path, tm
 
 
 def test_a_baseline_trace_re_checks_its_raw_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from solver.baselines import BaselineConfig, run_baseline
     from solver.lm.client import LMClient
-    from solver.tools.baselines import BaselineConfig, run_baseline
 
     answers = iter([" (10 - 4) * (13 - 8) = 24", " (10 - 4) * (13 - 9) = 24"])
     client = LMClient(ScriptedBackend(lambda p, g, i: next(answers)))

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from solver.baselines import BaselineConfig, run_baseline
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.run import Settings, solve
-from solver.tools.baselines import BaselineConfig, run_baseline
 from solver.trace import Trace
 from tasks.writing.coherence import coherence
 from tasks.writing.task import Writing

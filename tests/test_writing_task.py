@@ -191,7 +191,7 @@ def test_vote_reads_the_whole_number():
 
 
 def _baseline(method, client, rounds=5):
-    from solver.tools.baselines import BaselineConfig, run_baseline
+    from solver.baselines import BaselineConfig, run_baseline
 
     t = Writing()
     cfg = BaselineConfig(rounds=rounds, io_tokens=t.baseline_tokens["io"], cot_tokens=t.baseline_tokens["cot"])
@@ -225,7 +225,7 @@ def _is_judge(prompt):
 
 def test_refine_rounds_and_stop():
     """refine is this task's own (the paper's coherence-judged one), run by the core's runner."""
-    from solver.tools.baselines import baseline_names
+    from solver.baselines import baseline_names
 
     assert baseline_names(Writing()) == ("io", "cot", "cot-sc", "io-best", "cot-best", "refine")
     # Coherence judged 3 every time, passages never pass: exactly 5 passages are written.
@@ -248,7 +248,7 @@ def test_refine_rounds_and_stop():
 
 
 def test_refine_gate_feedback_reaches_the_prompt():
-    from solver.tools.baselines import BaselineConfig, BaselineRun
+    from solver.baselines import BaselineConfig, BaselineRun
     from tasks.writing.baselines import refine
 
     backend = ScriptedBackend(lambda p, g, i: " 2" if _is_judge(p) else BAD)
@@ -322,8 +322,8 @@ def test_cli_index_and_data_file(tmp_path):
 
 
 def test_core_baseline_interface():
+    from solver.baselines import supports
     from solver.capabilities import BaselinePrompts
-    from solver.tools.baselines import supports
 
     t = Writing()
     assert isinstance(t, BaselinePrompts) and supports(t, "io") and supports(t, "cot-sc")

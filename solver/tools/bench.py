@@ -19,6 +19,14 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
+from solver.baselines import (
+    BASELINES,
+    BaselineConfig,
+    baseline_names,
+    chain_lost_at,
+    require_baseline,
+    run_baseline,
+)
 from solver.capabilities import BaselineTokens, HasOracle, MissingCapability, Unchecked, missing_message
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
@@ -28,14 +36,6 @@ from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.run import DEFAULT_EVALUATOR, Settings, check_settings, make_backend, needs_model, solve, usage_for
 from solver.task import Thought
-from solver.tools.baselines import (
-    BASELINES,
-    BaselineConfig,
-    baseline_names,
-    chain_lost_at,
-    require_baseline,
-    run_baseline,
-)
 from solver.tools.cli import UsageError, _add_search_args, settings_from
 from solver.tools.plugins import TaskPlugin
 from solver.tools.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
@@ -460,6 +460,6 @@ async def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
     if args.bench_task == "report":
         return report(args, plugins)
     own_bench = getattr(plugins[args.bench_task], "run_bench", None)  # planning: domains x methods of its own
-    if own_bench is not None:
-        return int(await own_bench(args))
+    if own_bench is not None:  # it gets what it needs of the command line: no task imports the tools
+        return int(await own_bench(args, settings_from(args), lambda out: check_config(out, config_of(args))))
     return await run_bench(args, plugins)

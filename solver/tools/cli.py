@@ -214,7 +214,7 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
     if args.method in getattr(plugin, "methods", ()):  # a task's own method, not a search (planning: llmp)
         s = settings_from(args)
         run_method: Any = getattr(plugin, "run_method", None)
-        return int(await run_method(args, lambda: make_client(dataclasses.replace(s, generator="propose"))))
+        return int(await run_method(args, s, lambda: make_client(dataclasses.replace(s, generator="propose"))))
     puzzles = plugin.puzzles(args)
     task = plugin.make_task(args)
     s = settings_from(args)

@@ -32,6 +32,10 @@ class TaskPlugin(Protocol):
 
     # Optional: ``task_from_options(options: dict) -> Task`` rebuilds the task a trace's run header
     # describes (the ``options`` that ``Task.options()`` recorded), for ``tot verify --trace``.
+    # Optional, for a task's own methods and bench (planning): ``methods`` with
+    # ``run_method(args, settings, make_client)``, and ``add_bench_args`` with
+    # ``run_bench(args, settings, claim_out)``. The command line hands over the run's ``Settings``
+    # (solver.run) and what else it owns, so that a task never imports ``solver.tools``.
 
 
 def load_plugins() -> dict[str, TaskPlugin]:

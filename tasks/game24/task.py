@@ -173,7 +173,7 @@ class Game24:
         report = self.report_answer(puzzle, answer)
         return as_invalid(report)
 
-    # ---- baselines (solver/tools/baselines.py) and the gate ablation (search with gate=False) ----
+    # ---- baselines (solver/baselines.py) and the gate ablation (search with gate=False) ----
 
     baseline_stop = prompts.BASELINE_STOP
 

@@ -14,12 +14,12 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from solver.budget import BudgetExhausted
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
-from solver.run import make_client, solve, usage_for
+from solver.run import Settings, make_client, solve, usage_for
 from tasks.datafiles import parse_span
 from tasks.planning.files import LLMP_DOMAINS, domain_file, join_puzzle, llmp_dir, read_text
 from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_direct, run_llmp
@@ -172,19 +172,16 @@ def table(rows: list[dict[str, Any]], methods: list[str]) -> str:
     return "\n".join(lines)
 
 
-async def run_bench(args: argparse.Namespace) -> int:
-    from solver.tools.cli import settings_from
-
+async def run_bench(args: argparse.Namespace, settings: Settings, claim_out: Callable[[Path], None]) -> int:
+    """Every (problem, method) pair not yet in DIR/results.jsonl. ``settings`` are the run's (from
+    the command line); ``claim_out(DIR)`` records the configuration there or refuses another one's."""
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown planning method {m!r}; choose from {', '.join(METHODS)}")
-    from solver.tools.bench import check_config, config_of
-
-    settings = settings_from(args)
     todo = problems(args)
     out = Path(args.out)
-    check_config(out, config_of(args))  # merge and report need it; mixing configurations is refused
+    claim_out(out)  # merge and report need the configuration; mixing configurations is refused
     results = out / "results.jsonl"
     done: dict[tuple[str, int, str], dict[str, Any]] = {}
     if results.is_file():

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from solver.budget import BudgetExhausted, Usage
+from solver.budget import BudgetExhausted
+from solver.lm.client import LMClient
+from solver.run import Settings, usage_for
 from tasks.planning.files import join_puzzle, read_text
 from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_direct, run_llmp
 from tasks.planning.task import Planning
@@ -113,8 +115,10 @@ class PlanningPlugin:
         text = "plan:\n  " + res.answer.replace("\n", "\n  ")
         return {"plan": res.answer.splitlines(), "report": rep.to_json()}, text
 
-    async def run_method(self, args: argparse.Namespace, make_client: Any) -> int:
-        """``--method llmp``, ``direct`` or ``planner``: not a search over thoughts."""
+    async def run_method(self, args: argparse.Namespace, settings: Settings,
+                         make_client: Callable[[], LMClient]) -> int:
+        """``--method llmp``, ``direct`` or ``planner``: not a search over thoughts. The command line
+        gives the run's ``settings`` (its budget and prices) and how to make its model client."""
         if args.repairs < 0 or args.planner_seconds <= 0:
             raise ValueError("--repairs must be at least 0 and --planner-seconds positive")
         if args.method == "planner":
@@ -137,11 +141,8 @@ class PlanningPlugin:
         inp = _nl_inputs(args)
         if inp.truth_pddl is not None:
             parse_problem(inp.domain_pddl, inp.truth_pddl)
-        from solver.tools.cli import budget_from
-
         client = make_client()
-        usage = Usage(budget=budget_from(args), model=client.backend.model)
-        usage.prices.update(dict(getattr(args, "price", None) or []))
+        usage = usage_for(settings, client)
         try:
             if args.method == "llmp":
                 out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
@@ -172,10 +173,13 @@ class PlanningPlugin:
 
         return bench_table(rows)
 
-    async def run_bench(self, args: argparse.Namespace) -> int:
+    async def run_bench(self, args: argparse.Namespace, settings: Settings,
+                        claim_out: Callable[[Path], None]) -> int:
+        """``tot bench planning``; ``tot bench`` gives the run's ``settings`` and ``claim_out(DIR)``,
+        which records the configuration in DIR or refuses a DIR that holds another one's results."""
         from tasks.planning.bench import run_bench
 
-        return await run_bench(args)
+        return await run_bench(args, settings, claim_out)
 
     def add_verify_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--domain", required=True, help="domain PDDL file")

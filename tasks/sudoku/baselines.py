@@ -1,6 +1,6 @@
 """Long (2023)'s baselines: zero-, one- and few-shot prompting for the whole solution in one
 answer, as this task's own baselines (``Sudoku.own_baselines``). The core's ``BaselineRun``
-(solver/tools/baselines.py) reads the answer, counts it, traces it and gates it: it counts only
+(solver/baselines.py) reads the answer, counts it, traces it and gates it: it counts only
 after the exact check."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 from tasks.sudoku.prompts import BASELINE_SHOTS
 
 if TYPE_CHECKING:
-    from solver.tools.baselines import BaselineRun
+    from solver.baselines import BaselineRun
 
 BASELINES = tuple(BASELINE_SHOTS)
 

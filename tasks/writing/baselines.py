@@ -1,6 +1,6 @@
 """Creative Writing's own baseline: the paper's iterative refinement, judged by coherence.
 
-IO, CoT and CoT-SC are the core's (solver/tools/baselines.py, with this task's prompts and
+IO, CoT and CoT-SC are the core's (solver/baselines.py, with this task's prompts and
 parser); refine here replaces the core's checker-feedback refine for this task, as the paper
 ran it: write a passage, let the model judge its coherence 1-10, rewrite until it judges 8 or
 more and the passage passes the exact check, at most ``--refine-rounds`` passages. The latest
@@ -18,7 +18,7 @@ from tasks.writing.prompts import PASSAGE_TOKENS
 from verifiers.writing import check_passage, split_sentences
 
 if TYPE_CHECKING:
-    from solver.tools.baselines import BaselineRun
+    from solver.baselines import BaselineRun
 
 THRESHOLD = 8.0  # the coherence judgement that ends the loop (with a passage that passes)
 JUDGE_SAMPLES = 1

@@ -222,7 +222,7 @@ class Writing:
             choices = [" ".join(s.paragraphs[common:]) for s in states]
         return prompts.vote_prompt(_shorten(so_far, 900), [_shorten(c) for c in choices])
 
-    # -- the core's task-agnostic baselines (solver/tools/baselines.py: io, cot, cot-sc, *-best) -------
+    # -- the core's task-agnostic baselines (solver/baselines.py: io, cot, cot-sc, *-best) -------
     # They need about PASSAGE_TOKENS for io and PASSAGE_TOKENS + 100 for cot; 48 tokens cut a
     # passage short. tasks/writing/baselines.py has this task's own refine (the paper's).
     baseline_stop = prompts.PASSAGE_STOPS
