@@ -13,6 +13,7 @@ Every name below is public and stays; a name that is not exported here or in a m
 
 from solver.budget import Budget, BudgetExhausted, Usage
 from solver.capabilities import (
+    AnswerRules,
     ChoicePrompt,
     HasOptions,
     HasOracle,
@@ -29,6 +30,7 @@ from solver.capabilities import (
 from solver.complete import complete_dfs
 from solver.controller import long_search
 from solver.evaluators import EVALUATORS, Evaluator, make_evaluator
+from solver.expansion import Expansion, rule_failure
 from solver.generators import GENERATORS, Generator, make_generator
 from solver.lm import Backend, Completion, GenParams, LMClient, LMError, Session
 from solver.node import Node
@@ -42,11 +44,12 @@ __all__ = [
     # tasks
     "Task", "Thought", "ValueScale", "Node",
     "LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "ChoicePrompt",
-    "HasOracle", "Restorable", "Unchecked", "HasOptions", "MissingCapability", "Needs",
+    "HasOracle", "Restorable", "Unchecked", "HasOptions", "AnswerRules", "MissingCapability", "Needs",
     # generators and evaluators
     "Generator", "Evaluator", "make_generator", "make_evaluator", "GENERATORS", "EVALUATORS",
     # searches and their results
-    "bfs", "dfs", "complete_dfs", "long_search", "SearchResult", "Budget", "BudgetExhausted", "Usage",
+    "bfs", "dfs", "complete_dfs", "long_search", "Expansion", "rule_failure", "SearchResult",
+    "Budget", "BudgetExhausted", "Usage",
     # models
     "LMClient", "Session", "Backend", "Completion", "GenParams", "LMError",
     # settings as the CLI uses them

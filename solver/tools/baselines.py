@@ -6,9 +6,9 @@ A task opts in by implementing ``BaselinePrompts`` (prompts and an answer parser
 may also bring baselines of its own (``OwnBaselines``: writing's coherence-judged refine, Sudoku's
 zero-/one-/few-shot prompts): each is a function of a ``BaselineRun`` that asks the model through
 it and returns the answer it picked; the run does the parsing, the counting, the trace and the
-final exact check, here and nowhere else. Every method returns an answer only after the task's
-``verify_answer`` accepted it, and counts the raw model answers that were invalid (unparseable or
-rejected) before that check.
+final exact check, here and nowhere else. Every method returns an answer only after
+``rule_failure`` (the task's rules, or its report) accepted it, and counts the raw model answers
+that were invalid (unparseable or rejected) before that check.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from solver.capabilities import (
     no_model,
     task_options,
 )
+from solver.expansion import rule_failure
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
 from solver.lm.session import trace_sink
@@ -165,7 +166,7 @@ class BaselineRun:
         """Parse and check one raw output: (answer, problem)."""
         self.raw += 1
         answer = self.task.parse_answer(self.puzzle, text)
-        problem = Invalid("no answer found") if answer is None else self.task.verify_answer(self.puzzle, answer)
+        problem = Invalid("no answer found") if answer is None else rule_failure(self.task, self.puzzle, answer)
         if problem is not None:
             self.invalid += 1
         self.trace.emit("raw_answer", text=text[:500], answer=answer, valid=problem is None,
