@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from solver.budget import Budget, Usage
-from solver.capabilities import OwnEvaluators, OwnGenerators, TunesParts, require_parts, task_options
-from solver.complete import complete_dfs
-from solver.evaluators import Evaluator, make_evaluator
-from solver.generators import Generator, make_generator
+from solver.capabilities import DeclaresNeeds, OwnEvaluators, OwnGenerators, TunesParts, require_parts, task_options
+from solver.evaluators import EVALUATORS, Evaluator, make_evaluator
+from solver.expansion import Expansion, SearchResult
+from solver.generators import GENERATORS, Generator, make_generator
 from solver.lm.base import Backend
 from solver.lm.cache import Cache, CacheMode
 from solver.lm.client import LMClient
-from solver.search import SearchResult, bfs, dfs
+from solver.searches import get_search
+from solver.task import ValueScale
 from solver.trace import Trace
 
 __all__ = ["DEFAULT_EVALUATOR", "DEFAULT_GENERATOR", "Settings", "check_settings", "make_backend",
@@ -83,7 +84,18 @@ def make_backend(s: Settings) -> Backend:
 
 
 def needs_model(s: Settings) -> bool:
-    return not (s.generator == "enumerate" and s.evaluator in ("oracle", "prior", "random", *s.model_free))
+    """Whether the generator or evaluator ``s`` names calls a model: what a registered one
+    declares (``needs``); a name the task makes itself (or an undeclared one) is taken to need
+    one, unless ``s.model_free`` lists it."""
+    gen = GENERATORS.get(s.generator)
+    ev = EVALUATORS.get(s.evaluator)
+    return (_calls_model(gen(k=s.k, temperature=s.temperature, seed=s.seed, chat=s.chat) if gen else None)
+            or (s.evaluator not in s.model_free
+                and _calls_model(ev(n=s.n_evaluate, scale=ValueScale(), seed=s.seed, chat=s.chat) if ev else None)))
+
+
+def _calls_model(part: object | None) -> bool:
+    return part is None or not isinstance(part, DeclaresNeeds) or part.needs.model
 
 
 def make_client(s: Settings, backend: Backend | None = None) -> LMClient | None:
@@ -114,38 +126,25 @@ def make_parts(task: Any, s: Settings) -> tuple[Generator, Evaluator]:
 
 
 def check_settings(task: Any, s: Settings) -> None:
-    """Before a model is loaded: MissingCapability (one line) when the generator or evaluator
-    ``s`` names needs a capability ``task`` lacks, or a model ``s`` would not load."""
+    """Before a model is loaded: ValueError for an unknown method, MissingCapability (one line)
+    when the generator or evaluator ``s`` names needs a capability ``task`` lacks, or a model
+    ``s`` would not load."""
+    search = get_search(s.method)
     gen, ev = make_parts(task, s)
-    # Long (2023)'s controller uses the evaluator only when it is the exact oracle (see solve).
-    require_parts(task, gen, ev if s.method != "long" or s.evaluator == "oracle" else None,
-                  model=needs_model(s))
+    require_parts(task, gen, ev if search.uses_evaluator(s.evaluator) else None, model=needs_model(s))
 
 
 async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
                 trace: Trace | None = None) -> SearchResult:
     """One puzzle with its own usage counters and budget (the client and its cache may be shared,
-    also by runs going on at the same time)."""
+    also by runs going on at the same time), by the search registered as ``s.method``."""
+    search = get_search(s.method)
     usage = usage_for(s, client)
     gen, ev = make_parts(task, s)
-    require_parts(task, gen, ev if s.method != "long" or s.evaluator == "oracle" else None, model=client)
     trace = trace or Trace()
+    run = Expansion(task, puzzle, gen, ev if search.uses_evaluator(s.evaluator) else None, client, trace, usage,
+                    s.gate)  # checks the task, the parts and the model first
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=s.method,
                model=client.backend.name if client else None, generator=s.generator,
                evaluator=s.evaluator, breadth=s.breadth, seed=s.seed, gate=s.gate)
-    if s.method == "tot-bfs":
-        return await bfs(task, puzzle, gen, ev, client, breadth=s.breadth, depth=s.depth,
-                         early_stop=s.early_stop, trace=trace, usage=usage, gate=s.gate)
-    if s.method == "tot-dfs":
-        return await dfs(task, puzzle, gen, ev, client, depth=s.depth, prune_below=s.prune_below,
-                         trace=trace, usage=usage, gate=s.gate)
-    if s.method == "tot-complete":
-        return await complete_dfs(task, puzzle, gen, ev, client, depth=s.depth, trace=trace, usage=usage,
-                                  gate=s.gate)
-    if s.method == "long":  # Long (2023)'s controller; only the exact oracle ranks its proposals
-        from solver.controller import long_search
-
-        return await long_search(task, puzzle, gen, client, max_children=s.max_children,
-                                 max_rounds=s.max_rounds, depth=s.depth, trace=trace, usage=usage,
-                                 evaluator=ev if s.evaluator == "oracle" else None)
-    raise ValueError(f"unknown method {s.method!r}; use tot-complete, tot-bfs, tot-dfs or long")
+    return await search(run, s)

@@ -27,6 +27,7 @@ from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.run import DEFAULT_EVALUATOR, Settings, check_settings, make_backend, needs_model, solve, usage_for
+from solver.searches import search_names
 from solver.task import Thought
 from solver.tools.baselines import (
     BASELINES,
@@ -43,7 +44,6 @@ from solver.tools.soft_score import SoftScorer, add_score_args, soft_table
 from solver.trace import Trace
 from verifiers.verdict import Invalid
 
-SEARCHES = ("tot-complete", "tot-bfs", "tot-dfs", "long")  # long: Long (2023)'s controller
 NO_GATE = ":no-gate"
 AT_GENERATOR = "@"  # tot-bfs@sample: this search with another generator, beside the default one
 SUBCOMMANDS = ("merge", "report")
@@ -83,7 +83,7 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         _add_search_args(sp)
         g = sp.add_argument_group("bench")
         g.add_argument("--methods", "--method", dest="methods", default="io,cot,cot-sc,tot-bfs",
-                       help=f"comma-separated: {', '.join(BASELINES + SEARCHES)} (and the task's own baselines: "
+                       help=f"comma-separated: {', '.join(BASELINES + search_names())} (and the task's own baselines: "
                             "writing's refine, sudoku's zero-shot, one-shot, few-shot); a search may name its "
                             "generator and evaluator, SEARCH:GENERATOR:EVALUATOR (e.g. "
                             "tot-complete:enumerate:prior, tot-bfs:propose:value; default: --generator and "
@@ -136,10 +136,13 @@ def split_search(label: str) -> tuple[str, str | None, str | None, bool]:
 
 
 def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ...] = (),
-                  generators: tuple[str, ...] = GENERATORS) -> list[str]:
+                  generators: tuple[str, ...] | None = None) -> list[str]:
     """Method labels; searches get the ``:no-gate`` suffix when the gate is off, and may name
     their generator and evaluator (``SEARCH:GENERATOR:EVALUATOR``) or only their generator
-    (``SEARCH@GENERATOR``)."""
+    (``SEARCH@GENERATOR``). Searches, generators and evaluators are the registered ones
+    (``generators``: the names allowed instead, a task's own included)."""
+    searches = search_names()
+    generators = tuple(GENERATORS) if generators is None else generators
     out: list[str] = []
     for raw in (m.strip() for m in text.split(",")):
         if not raw:
@@ -147,15 +150,15 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
         core, at, at_gen = raw.partition(AT_GENERATOR)
         base, gen, ev, _gate = split_search(raw)
         parts = core.removesuffix(NO_GATE).split(":")
-        if at and (base not in SEARCHES or not at_gen or len(parts) > 1):
+        if at and (base not in searches or not at_gen or len(parts) > 1):
             raise UsageError(f"bad method {raw!r}: only a search takes {AT_GENERATOR}GENERATOR, "
                              "and not together with :GENERATOR")
-        if base in SEARCHES:
+        if base in searches:
             if len(parts) > 3:
                 raise UsageError(f"bad method {raw!r}: use SEARCH[:GENERATOR[:EVALUATOR]][{NO_GATE}]")
             if gen is not None and gen not in generators:
                 raise UsageError(f"unknown generator {gen!r} in {raw!r}; choose one of {', '.join(generators)}")
-            known = EVALUATORS + ("lm",) + evaluators
+            known = (*EVALUATORS, "lm", *evaluators)
             if ev is not None and ev not in known:
                 raise UsageError(f"unknown evaluator {ev!r} in {raw!r}; choose one of {', '.join(known)}")
             label = core if (core.endswith(NO_GATE) or not no_gate) else core + NO_GATE
@@ -166,7 +169,7 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
             require_baseline(task, raw, True)  # a missing capability in one line; baselines load a model
             label = raw
         else:
-            raise UsageError(f"unknown method {raw!r}; choose from {', '.join(baseline_names(task) + SEARCHES)}"
+            raise UsageError(f"unknown method {raw!r}; choose from {', '.join(baseline_names(task) + searches)}"
                              f" (searches may name :GENERATOR:EVALUATOR and end in {NO_GATE})")
         if label not in out:
             out.append(label)
@@ -348,12 +351,12 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     runner = _Runner(args, plugin, backend)
     task = runner.task
     methods = parse_methods(args.methods, args.no_gate, task, tuple(getattr(args, "task_evaluators", ())),
-                            GENERATORS + tuple(getattr(args, "task_generators", ())))
+                            (*GENERATORS, *getattr(args, "task_generators", ())))
     puzzles = plugin.puzzles(args)
     for _pid, puzzle in puzzles:
         task.root(puzzle)  # bad input fails here, before a model is loaded
     for m in methods:  # and a capability the task lacks
-        if m not in BASELINES:
+        if m not in BASELINES and m not in baseline_names(task):
             check_settings(task, search_settings(runner.settings, m))
     i, n = parse_shard(args.shard)
     puzzles = puzzles[i - 1::n]

@@ -1,4 +1,4 @@
-"""The ``tot`` command: ``tot solve TASK ...`` and ``tot verify TASK ...``.
+"""The ``tot`` command: ``tot solve TASK ...``, ``tot verify TASK ...`` and the subcommands below.
 
 Bad input exits with status 2 and one line on stderr; a model or server failure exits with 3.
 Set TOT_DEBUG=1 to see a traceback instead.
@@ -23,6 +23,7 @@ from solver.generators import GENERATORS
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
 from solver.run import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, Settings, check_settings, make_client, solve
+from solver.searches import SEARCHES, search_names
 from solver.tools.plugins import TaskPlugin, load_plugins
 from solver.trace import Trace
 from verifiers.report import AnswerReport
@@ -31,7 +32,12 @@ from verifiers.report import AnswerReport
 # ``add_parser(subparsers, plugins)`` and ``run(args, plugins) -> int`` (sync or async) and is
 # listed here by import path.
 COMMAND_MODULES: tuple[str, ...] = ("solver.tools.show", "solver.tools.audit", "solver.tools.bench",
-                                   "solver.tools.models")
+                                   "solver.tools.models", "solver.tools.listing")
+
+
+def _command_of(module: str) -> str:
+    """The subcommand a module adds: its ``COMMAND``, else the module's own name."""
+    return str(importlib.import_module(module).__dict__.get("COMMAND", module.rsplit(".", 1)[-1]))
 
 
 class UsageError(Exception):
@@ -54,9 +60,11 @@ def _price(text: str) -> tuple[str, tuple[float, float]]:
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
-    g.add_argument("--method", choices=["tot-complete", "tot-bfs", "tot-dfs", "long"], default="tot-bfs",
-                   help="tot-complete: DFS over every legal step, model-ordered, backtracking (default for "
-                        "game24 and sudoku); tot-bfs: the paper's beam (default elsewhere)")
+    names = search_names()  # the registry: built-in, user-registered and tot.searches plugins
+    g.add_argument("--method", choices=list(names), default="tot-bfs",
+                   help="the search (default tot-complete for game24 and sudoku, tot-bfs elsewhere): "
+                        + "; ".join(f"{n}: {SEARCHES[n].help}" if SEARCHES[n].help else n for n in names)
+                        + " (tot list shows every registered name)")
     g.add_argument("--max-children", type=int, default=5, help="--method long: children per node (C)")
     g.add_argument("--max-rounds", type=int, default=100, help="--method long: rounds (K)")
     g.add_argument("--breadth", "-b", type=int, default=5, help="BFS beam width (default 5)")
@@ -143,10 +151,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
     backend = args.backend or ("openai" if (args.base_url or (args.model and not os.path.isfile(args.model))
                                             or os.environ.get("OPENAI_BASE_URL")) else "local")
     evaluator = DEFAULT_EVALUATOR if args.evaluator == "lm" else args.evaluator
-    known = EVALUATORS + tuple(getattr(args, "task_evaluators", ()))  # a plugin's own, via solve_defaults
+    known = (*EVALUATORS, *getattr(args, "task_evaluators", ()))  # a plugin's own, via solve_defaults
     if evaluator not in known:
         raise UsageError(f"unknown evaluator {args.evaluator!r}; choose lm or one of {', '.join(known)}")
-    generators = GENERATORS + tuple(getattr(args, "task_generators", ()))  # a plugin's own, via solve_defaults
+    generators = (*GENERATORS, *getattr(args, "task_generators", ()))  # a plugin's own, via solve_defaults
     if args.generator not in generators:
         raise UsageError(f"unknown generator {args.generator!r}; choose one of {', '.join(generators)}")
     for name in ("breadth", "k", "n_evaluate", "concurrency", "max_children", "max_rounds"):
@@ -262,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser(plugins)
         args = parser.parse_args(argv)
         if args.command not in ("solve", "verify"):
-            module = next(m for m in COMMAND_MODULES if m.rsplit(".", 1)[-1] == args.command)
+            module = next(m for m in COMMAND_MODULES if _command_of(m) == args.command)
             outcome = importlib.import_module(module).run(args, plugins)
             return int(asyncio.run(outcome) if inspect.iscoroutine(outcome) else outcome)
         if args.command == "verify" and args.verify_trace is not None:
