@@ -15,18 +15,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable
 
 from solver.complete import search_complete
 from solver.controller import search_long
 from solver.expansion import Expansion, SearchResult
 from solver.search import search_bfs, search_dfs
+from solver.settings import SearchSettings
 
 __all__ = ["ENTRY_POINTS", "SEARCHES", "Search", "SearchFn", "get_search", "register_search", "search_names"]
 
 ENTRY_POINTS = "tot.searches"
 
-SearchFn = Callable[[Expansion, Any], Awaitable[SearchResult]]
+SearchFn = Callable[[Expansion, SearchSettings], Awaitable[SearchResult]]
 """A search order: ``(run, options) -> result``; ``options`` are the run's search settings."""
 
 
@@ -45,23 +46,23 @@ class Search:
         """Whether this search scores with the evaluator called ``name``."""
         return self.evaluators is None or name in self.evaluators
 
-    async def __call__(self, run: Expansion, options: Any) -> SearchResult:
+    async def __call__(self, run: Expansion, options: SearchSettings) -> SearchResult:
         return await self.run(run, options)
 
 
-async def _bfs(run: Expansion, o: Any) -> SearchResult:
+async def _bfs(run: Expansion, o: SearchSettings) -> SearchResult:
     return await search_bfs(run, breadth=o.breadth, depth=o.depth, early_stop=o.early_stop)
 
 
-async def _dfs(run: Expansion, o: Any) -> SearchResult:
+async def _dfs(run: Expansion, o: SearchSettings) -> SearchResult:
     return await search_dfs(run, depth=o.depth, prune_below=o.prune_below)
 
 
-async def _complete(run: Expansion, o: Any) -> SearchResult:
+async def _complete(run: Expansion, o: SearchSettings) -> SearchResult:
     return await search_complete(run, depth=o.depth)
 
 
-async def _long(run: Expansion, o: Any) -> SearchResult:
+async def _long(run: Expansion, o: SearchSettings) -> SearchResult:
     return await search_long(run, max_children=o.max_children, max_rounds=o.max_rounds, depth=o.depth)
 
 

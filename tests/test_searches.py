@@ -17,7 +17,7 @@ from solver.evaluators import EVALUATORS
 from solver.expansion import Expansion, SearchResult
 from solver.generators import GENERATORS, register_generator
 from solver.lm.session import Session
-from solver.run import Settings, solve
+from solver.run import ModelSettings, SearchSettings, Settings, solve
 from solver.searches import SEARCHES, get_search, register_search, search_names
 from solver.task import Task, Thought
 from solver.tools.cli import main
@@ -31,7 +31,7 @@ BAD = "1 + 1 = 3 (left: 3)"  # a step no Game of 24 state allows
 
 async def random_first(run: Expansion, options: Any) -> SearchResult:
     """Depth-first in a seeded random order of the children: only the order is this search's."""
-    rng = random.Random(options.seed or 0)
+    rng = random.Random(3)
     run.start("random-first", depth=run.task.max_depth)
     stack = [run.root()]
     try:
@@ -93,7 +93,8 @@ def _gated(events: list[dict[str, Any]], res: SearchResult) -> None:
 
 def test_a_registered_search_runs_through_solve_behind_the_gate(registered: None) -> None:
     trace = Trace()
-    s = Settings(method="random-first", generator="noisy", evaluator="prior", seed=3)
+    s = Settings(search=SearchSettings(method="random-first", generator="noisy", evaluator="prior"),
+                 model=ModelSettings(seed=3))
     res = asyncio.run(solve(Game24(), "4 9 10 13", s, None, trace))
     assert [e["method"] for e in trace.events if e["event"] in ("start", "search")] == ["random-first"] * 2
     _gated(trace.events, res)

@@ -181,8 +181,10 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
 def search_settings(settings: Settings, label: str) -> Settings:
     """The settings of one search label: its own generator and evaluator where it names them."""
     base, gen, ev, gate = split_search(label)
-    return dataclasses.replace(settings, method=base, gate=gate, generator=gen or settings.generator,
-                               evaluator=(DEFAULT_EVALUATOR if ev == "lm" else ev) or settings.evaluator)
+    o = settings.search
+    return dataclasses.replace(settings, search=dataclasses.replace(
+        o, method=base, gate=gate, generator=gen or o.generator,
+        evaluator=(DEFAULT_EVALUATOR if ev == "lm" else ev) or o.evaluator))
 
 
 def config_of(args: argparse.Namespace) -> dict[str, Any]:
@@ -262,8 +264,8 @@ class _Runner:
         # writing: whole passages, not 48 tokens
         tokens = self.task.baseline_tokens if isinstance(self.task, BaselineTokens) else {}
         self.cfg = BaselineConfig(samples=args.samples, rounds=args.refine_rounds,
-                                  temperature=self.settings.temperature, seed=self.settings.seed,
-                                  chat=self.settings.chat)
+                                  temperature=self.settings.model.temperature, seed=self.settings.model.seed,
+                                  chat=self.settings.model.chat)
         self.cfg = dataclasses.replace(self.cfg, io_tokens=tokens.get("io", self.cfg.io_tokens),
                                        cot_tokens=tokens.get("cot", self.cfg.cot_tokens))
         self.scorer = SoftScorer(args, self.task, self.settings)
@@ -274,7 +276,7 @@ class _Runner:
         """One client for the whole bench (one backend, one record/replay store). Each pair runs in
         its own session of it, so no memo carries answers from one pair into another (a later
         method would get earlier methods' calls for free and count too few tokens)."""
-        s = self.settings
+        s = self.settings.model
         if self._client is None:
             backend = self._backend or make_backend(s)
             cache = Cache(s.cache) if s.cache else None
@@ -285,11 +287,11 @@ class _Runner:
         """One untimed, uncounted call of each kind the methods will make, so that loading a
         model (the embedded one loads on first use) is not charged to the first pair."""
         baselines = baseline_names(self.task)
-        searches = [search_settings(self.settings, m) for m in methods if m not in baselines]
+        searches = [search_settings(self.settings, m).search for m in methods if m not in baselines]
         gen = any(m in baselines for m in methods) or any(
             s.generator in ("propose", "sample") or s.evaluator in ("value", "vote") for s in searches)
         score = any(s.generator == "enumerate-rank" or s.evaluator == "likelihood" for s in searches)
-        if not (gen or score) or (self.settings.cache and self.settings.cache_mode == "replay"):
+        if not (gen or score) or (self.settings.model.cache and self.settings.model.cache_mode == "replay"):
             return  # replay answers from the store and never reaches the model: nothing to load
         backend = self.client().backend
         try:

@@ -22,8 +22,9 @@ from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
-from solver.run import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, Settings, check_settings, make_client, solve
+from solver.run import check_settings, make_client, solve
 from solver.searches import SEARCHES, search_names
+from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings, SearchSettings, Settings
 from solver.tools.plugins import TaskPlugin, load_plugins
 from solver.trace import Trace
 from verifiers.report import AnswerReport
@@ -162,17 +163,16 @@ def settings_from(args: argparse.Namespace) -> Settings:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.depth is not None and args.depth < 1:
         raise UsageError("--depth must be at least 1")
-    return Settings(
-        max_children=args.max_children, max_rounds=args.max_rounds,
-        method=args.method, breadth=args.breadth, depth=args.depth, generator=args.generator,
-        evaluator=evaluator, k=args.k, n_evaluate=args.n_evaluate, prune_below=args.prune_below,
-        early_stop=not args.no_early_stop, model_free=tuple(getattr(args, "task_model_free", ())),
-        temperature=args.temperature, seed=args.seed,
-        chat=args.chat, backend=backend, model=args.model, base_url=_urls(args.base_url), scoring=args.scoring,
-        timeout=args.timeout, retries=args.retries, concurrency=args.concurrency, cache=args.cache,
-        cache_mode=args.cache_mode,
-        budget=budget_from(args),
-        prices=dict(args.price))
+    search = SearchSettings(
+        method=args.method, breadth=args.breadth, depth=args.depth, generator=args.generator, evaluator=evaluator,
+        k=args.k, n_evaluate=args.n_evaluate, prune_below=args.prune_below, early_stop=not args.no_early_stop,
+        model_free=tuple(getattr(args, "task_model_free", ())), max_children=args.max_children,
+        max_rounds=args.max_rounds)
+    model = ModelSettings(
+        temperature=args.temperature, seed=args.seed, chat=args.chat, backend=backend, model=args.model,
+        base_url=_urls(args.base_url), scoring=args.scoring, timeout=args.timeout, retries=args.retries,
+        concurrency=args.concurrency, cache=args.cache, cache_mode=args.cache_mode, prices=dict(args.price))
+    return Settings(search, model, budget_from(args))
 
 
 def budget_from(args: argparse.Namespace) -> Budget:
@@ -222,7 +222,8 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
     if args.method in getattr(plugin, "methods", ()):  # a task's own method, not a search (planning: llmp)
         s = settings_from(args)
         run_method: Any = getattr(plugin, "run_method", None)
-        return int(await run_method(args, lambda: make_client(dataclasses.replace(s, generator="propose"))))
+        own = dataclasses.replace(s, search=dataclasses.replace(s.search, generator="propose"))
+        return int(await run_method(args, lambda: make_client(own)))
     puzzles = plugin.puzzles(args)
     task = plugin.make_task(args)
     s = settings_from(args)
