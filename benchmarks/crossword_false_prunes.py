@@ -17,7 +17,7 @@ import time
 from collections import defaultdict
 
 from lexicon import default_lexicon
-from solver.run import Settings, make_client
+from solver.run import ModelSettings, SearchSettings, Settings, make_client
 from tasks.crosswords import Crosswords
 from tasks.crosswords.data import TEST_INDICES, default_data, load_puzzles
 
@@ -50,10 +50,11 @@ async def audit(args: argparse.Namespace) -> None:
     backend = None
     for ev_name in args.evaluators.split(","):
         ev_name = ev_name.split(":")[-1]
-        s = Settings(method="tot-dfs", generator="propose", evaluator=ev_name, seed=args.seed,
-                     model_free=("fillable", "oracle"), cache=args.cache, model=args.model, base_url=args.base_url,
-                     backend="openai" if args.model or args.base_url else "local")
-        s.generator = "enumerate"
+        s = Settings(search=SearchSettings(method="tot-dfs", generator="propose", evaluator=ev_name,
+                                           model_free=("fillable", "oracle")),
+                     model=ModelSettings(seed=args.seed, cache=args.cache, model=args.model, base_url=args.base_url,
+                                         backend="openai" if args.model or args.base_url else "local"))
+        s.search.generator = "enumerate"
         client = make_client(s, backend)
         if client is not None:
             backend = client.backend
@@ -61,7 +62,7 @@ async def audit(args: argparse.Namespace) -> None:
         if ev is None:
             from solver.evaluators import make_evaluator
 
-            ev = make_evaluator(ev_name, n=s.n_evaluate, seed=s.seed)
+            ev = make_evaluator(ev_name, n=s.search.n_evaluate, seed=s.model.seed)
         nodes = NodeFactory()
         model = client.session() if client is not None else None
         t0 = time.perf_counter()

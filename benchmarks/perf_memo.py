@@ -13,14 +13,14 @@ from tasks.game24.data import default_csv, load_csv
 
 
 def bench_memo(ranks: str) -> list[Row]:
-    from solver.run import Settings, make_client, solve
+    from solver.run import SearchSettings, Settings, make_client, solve
 
     puzzles = load_csv(default_csv(), ranks)
     rows = []
     configs = [("tot-bfs", "propose", "value"), ("tot-dfs", "propose", "value"),
                ("tot-bfs", "enumerate-rank", "likelihood")]
     for method, gen, ev in configs:
-        s = Settings(method=method, generator=gen, evaluator=ev)
+        s = Settings(search=SearchSettings(method=method, generator=gen, evaluator=ev))
         for shared in (False, True):
             calls = backend_calls = 0
             client = None

@@ -13,6 +13,7 @@ Every name below is public and stays; a name that is not exported here or in a m
 
 from solver.budget import Budget, BudgetExhausted, Usage
 from solver.capabilities import (
+    AnswerRules,
     ChoicePrompt,
     HasOptions,
     HasOracle,
@@ -28,12 +29,15 @@ from solver.capabilities import (
 )
 from solver.complete import complete_dfs
 from solver.controller import long_search
-from solver.evaluators import EVALUATORS, Evaluator, make_evaluator
-from solver.generators import GENERATORS, Generator, make_generator
+from solver.evaluators import EVALUATORS, Evaluator, make_evaluator, register_evaluator
+from solver.expansion import Expansion, rule_failure
+from solver.generators import GENERATORS, Generator, make_generator, register_generator
 from solver.lm import Backend, Completion, GenParams, LMClient, LMError, Session
 from solver.node import Node
-from solver.run import Settings, make_client, solve
+from solver.run import make_client, solve
 from solver.search import SearchResult, bfs, dfs
+from solver.searches import Search, get_search, register_search, search_names
+from solver.settings import ModelSettings, SearchSettings, Settings
 from solver.task import Task, Thought, ValueScale
 from solver.trace import Trace
 from solver.trace_reader import read_trace
@@ -42,15 +46,18 @@ __all__ = [
     # tasks
     "Task", "Thought", "ValueScale", "Node",
     "LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "ChoicePrompt",
-    "HasOracle", "Restorable", "Unchecked", "HasOptions", "MissingCapability", "Needs",
+    "HasOracle", "Restorable", "Unchecked", "HasOptions", "AnswerRules", "MissingCapability", "Needs",
     # generators and evaluators
     "Generator", "Evaluator", "make_generator", "make_evaluator", "GENERATORS", "EVALUATORS",
+    "register_generator", "register_evaluator",
     # searches and their results
-    "bfs", "dfs", "complete_dfs", "long_search", "SearchResult", "Budget", "BudgetExhausted", "Usage",
+    "bfs", "dfs", "complete_dfs", "long_search", "Expansion", "rule_failure", "SearchResult",
+    "Search", "register_search", "get_search", "search_names",
+    "Budget", "BudgetExhausted", "Usage",
     # models
     "LMClient", "Session", "Backend", "Completion", "GenParams", "LMError",
     # settings as the CLI uses them
-    "Settings", "make_client", "solve",
+    "Settings", "SearchSettings", "ModelSettings", "make_client", "solve",
     # traces
     "Trace", "read_trace",
 ]

@@ -6,9 +6,9 @@ A task opts in by implementing ``BaselinePrompts`` (prompts and an answer parser
 may also bring baselines of its own (``OwnBaselines``: writing's coherence-judged refine, Sudoku's
 zero-/one-/few-shot prompts): each is a function of a ``BaselineRun`` that asks the model through
 it and returns the answer it picked; the run does the parsing, the counting, the trace and the
-final exact check, here and nowhere else. Every method returns an answer only after the task's
-``verify_answer`` accepted it, and counts the raw model answers that were invalid (unparseable or
-rejected) before that check.
+final exact check, here and nowhere else. Every method returns an answer only after
+``rule_failure`` (the task's rules, or its report) accepted it, and counts the raw model answers
+that were invalid (unparseable or rejected) before that check.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ from solver.capabilities import (
     AnswerParser,
     BaselinePrompts,
     BaselineStops,
-    ChainSteps,
-    HasOracle,
     MissingCapability,
     OwnBaselines,
     RefinePrompt,
@@ -33,10 +31,10 @@ from solver.capabilities import (
     no_model,
     task_options,
 )
+from solver.expansion import rule_failure
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
 from solver.lm.session import trace_sink
-from solver.task import Thought
 from solver.trace import Trace
 from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid
@@ -165,7 +163,7 @@ class BaselineRun:
         """Parse and check one raw output: (answer, problem)."""
         self.raw += 1
         answer = self.task.parse_answer(self.puzzle, text)
-        problem = Invalid("no answer found") if answer is None else self.task.verify_answer(self.puzzle, answer)
+        problem = Invalid("no answer found") if answer is None else rule_failure(self.task, self.puzzle, answer)
         if problem is not None:
             self.invalid += 1
         self.trace.emit("raw_answer", text=text[:500], answer=answer, valid=problem is None,
@@ -248,23 +246,3 @@ async def _refine(b: BaselineRun) -> str | None:
         prompt = task.refine_prompt(puzzle, answer or texts[0].strip(), problem.reason if problem else "",
                                     cfg.chat)
     return None
-
-
-def chain_lost_at(task: Any, puzzle: str, text: str) -> int | None:
-    """For a failed chain of thought: the 1-based step after which no solvable state was left
-    (a step the checker rejects counts as losing it there); ``len(steps) + 1`` when every step
-    kept a solvable state but the answer still failed; None when the task cannot tell."""
-    chain = task.chain_thoughts if isinstance(task, ChainSteps) else None
-    oracle = task.oracle if isinstance(task, HasOracle) else None
-    if chain is None or oracle is None:
-        return None
-    state = task.root(puzzle)
-    if not oracle(state):
-        return 0
-    steps: list[Thought] = chain(puzzle, text)
-    for i, th in enumerate(steps, 1):
-        verdict = task.check(state, th)
-        if isinstance(verdict, Invalid) or not oracle(verdict.state):
-            return i
-        state = verdict.state
-    return len(steps) + 1

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Hashable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
 from solver.task import Restorable, Task, Thought
-from verifiers.verdict import Verdict
+from verifiers.verdict import Invalid, Verdict
 
 __all__ = [
-    "CAPABILITIES", "CORE", "AnswerKey", "AnswerParser", "OwnBaselines",
+    "CAPABILITIES", "CORE", "AnswerKey", "AnswerParser", "AnswerRules", "OwnBaselines",
     "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
     "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "MissingCapability", "Needs",
     "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
@@ -117,6 +117,17 @@ class Unchecked(Protocol):
 
     def apply_unchecked(self, state: Any, thought: Thought) -> Verdict[Any]:
         """The state the thought claims (Valid/Solved), or Invalid when it cannot even be read."""
+
+
+@runtime_checkable
+class AnswerRules(Protocol):
+    """The puzzle's rules without any answer key, for tasks such as crosswords whose answer
+    report includes an answer key: what search, the baselines and ``tot verify --trace`` use to
+    refuse an answer that breaks a rule (``solver.expansion.rule_failure``). A task without it is
+    judged by its answer report."""
+
+    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
+        """Invalid(first failed rule) or None, from the puzzle text alone."""
 
 
 @runtime_checkable

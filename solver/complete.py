@@ -16,16 +16,17 @@ from __future__ import annotations
 from typing import Any
 
 from solver.budget import BudgetExhausted, Usage
-from solver.capabilities import LegalMoves
+from solver.capabilities import LegalMoves, find
 from solver.evaluators import Evaluator
+from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node
-from solver.search import DECIMALS, SearchResult, _Run, _run_usage, quantise, ranked
+from solver.search import DECIMALS, quantise, ranked
 from solver.task import Task
 from solver.trace import Trace
 
-__all__ = ["complete_dfs"]
+__all__ = ["complete_dfs", "search_complete"]
 
 
 async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
@@ -35,14 +36,19 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
     """DFS over every gated child, best-scored first; nothing is pruned, low scores are deferred.
     With an exhaustive generator (``enumerate*``) an unanswered, uncut search is a proof that no
     answer exists (``exhausted``); with a sampling generator it only means the samples ran out."""
-    trace = trace or Trace()
-    usage = usage or _run_usage(client)
-    run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)  # checks the task first
+    run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage, gate)
+    return await search_complete(run, depth=depth, decimals=decimals)
+
+
+async def search_complete(run: Expansion, *, depth: int | None = None, decimals: int = DECIMALS) -> SearchResult:
+    """The order of ``complete_dfs`` on a run's gated step."""
+    task, trace, evaluator = run.task, run.trace, run.require_evaluator()
+    moves = find(task, LegalMoves)
     max_depth = depth or task.max_depth
-    trace.emit("search", **run.about(), method="tot-complete", depth=max_depth, defer_below=evaluator.prune_below,
-               decimals=decimals, generator=generator.name, evaluator=evaluator.name)
+    run.start("tot-complete", depth=max_depth, defer_below=evaluator.prune_below, decimals=decimals,
+              generator=run.generator.name, evaluator=evaluator.name)
     # Only a generator that offers every legal thought makes running out of children a proof.
-    exhaustive = bool(getattr(generator, "exhaustive", False))
+    exhaustive = bool(getattr(run.generator, "exhaustive", False))
     explored: dict[Any, int] = {}  # state -> the most depth left when it was fully explored
     depth_cut = False
 
@@ -75,7 +81,7 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
             if child.depth >= max_depth:
                 # A leaf with no legal step beyond the limit loses nothing by being cut (a task
                 # that cannot enumerate its steps might lose something: count it as a cut).
-                depth_cut = depth_cut or not isinstance(task, LegalMoves) or bool(task.legal_thoughts(child.state))
+                depth_cut = depth_cut or moves is None or bool(moves.legal_thoughts(child.state))
                 trace.emit("cut", node=child.id, why="depth")
                 continue
             trace.emit("keep", node=child.id, score=child.score, deferred=child in deferred or None)

@@ -16,16 +16,14 @@ from typing import Any
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
+from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
-from solver.lm.session import Session
 from solver.node import Node
-from solver.search import SearchResult, _Run, _run_usage
 from solver.task import Task, Thought
 from solver.trace import Trace
-from verifiers.verdict import Invalid, Solved
 
-__all__ = ["DEFAULT_CHILDREN", "DEFAULT_ROUNDS", "Memory", "long_search"]
+__all__ = ["DEFAULT_CHILDREN", "DEFAULT_ROUNDS", "Memory", "long_search", "search_long"]
 
 DEFAULT_CHILDREN = 5  # Long's C
 DEFAULT_ROUNDS = 100  # Long's K
@@ -67,16 +65,25 @@ async def long_search(task: Task[Any], puzzle: str, generator: Generator, client
     """Long's controller. With ``evaluator`` (e.g. the exact oracle, for an upper bound), the
     proposals of a node are tried in non-increasing score order and those scoring below its
     ``prune_below`` are dropped; without one (Long), in the generator's order."""
+    _check_limits(max_children, max_rounds)
+    run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage)
+    return await search_long(run, max_children=max_children, max_rounds=max_rounds, depth=depth)
+
+
+def _check_limits(max_children: int, max_rounds: int) -> None:
     if max_children < 1 or max_rounds < 1:
         raise ValueError("the controller needs at least one child per node and one round")
-    trace = trace or Trace()
-    usage = usage or _run_usage(client)
-    run = _Run(task, puzzle, generator, evaluator if evaluator is not None else _NoEvaluator(),
-               client, trace, usage)  # checks the task first
+
+
+async def search_long(run: Expansion, *, max_children: int = DEFAULT_CHILDREN, max_rounds: int = DEFAULT_ROUNDS,
+                      depth: int | None = None) -> SearchResult:
+    """Long's controller on a run's gated step; the run's evaluator (None: Long's own, no
+    ranking) orders and prunes the proposals of a node before its rounds try them."""
+    _check_limits(max_children, max_rounds)
+    task, trace, evaluator, generator = run.task, run.trace, run.evaluator, run.generator
     max_depth = depth or task.max_depth
-    trace.emit("search", **run.about(), method="long", max_children=max_children, max_rounds=max_rounds,
-               depth=max_depth, generator=generator.name,
-               evaluator=evaluator.name if evaluator is not None else None)
+    run.start("long", max_children=max_children, max_rounds=max_rounds, depth=max_depth, generator=generator.name,
+              evaluator=evaluator.name if evaluator is not None else None)
     root = run.root()
     mem = Memory(root, root, visited={root.state})
 
@@ -85,9 +92,7 @@ async def long_search(task: Task[Any], puzzle: str, generator: Generator, client
         if not queue:
             attempt = mem.requests.get(node.id, 0)
             mem.requests[node.id] = attempt + 1
-            run.expanded += 1
-            trace.emit("expand", node=node.id, depth=node.depth, request=attempt + 1)
-            thoughts = await _reseeded(generator, attempt)(task, node.state, run.model)
+            thoughts = await run.propose(node, request=attempt + 1, generator=_reseeded(generator, attempt))
             offered = mem.offered.setdefault(node.id, set())
             fresh = []
             for th in thoughts:
@@ -99,36 +104,21 @@ async def long_search(task: Task[Any], puzzle: str, generator: Generator, client
 
     async def _ranked(node: Node[Any], thoughts: list[Thought]) -> list[Thought]:
         assert evaluator is not None
-        scored: list[tuple[Thought, Node[Any]]] = []
-        for th in thoughts:
-            verdict = task.check(node.state, th)
-            if isinstance(verdict, Invalid):  # recorded here, since no round will try it
-                run.proposed += 1
-                run.rejected += 1
-                trace.emit("proposal", parent=node.id, thought=th.text, prior=th.prior)
-                trace.emit("verdict", parent=node.id, thought=th.text, verdict="invalid", reason=verdict.reason)
-            else:
-                # Id -1: a scoring probe, not a tree node (the round that tries it makes the node).
-                scored.append((th, Node(-1, verdict.state, node, node.depth + 1, th.text, th.prior)))
-        if not scored:
-            return []
-        results = await evaluator(task, [nd for _th, nd in scored], run.model)
-        for (th, probe), (score, detail) in zip(scored, results, strict=False):
-            # The probe's state lets tot audit judge this scored thought against the exact oracle.
-            trace.emit("score", parent=node.id, thought=th.text, score=score, detail=detail,
-                       state=task.describe(probe.state))
+        probes = [p for p in (run.probe(node, th) for th in thoughts) if p is not None]
+        await run.score_probes(probes)
         keep = []
-        for k, ((th, _nd), (score, _d)) in enumerate(zip(scored, results, strict=False)):
+        for k, probe in enumerate(probes):
+            score = probe.score if probe.score is not None else 0.0
             if score >= evaluator.prune_below:
-                keep.append((score, k, th))
+                keep.append((score, k, probe))
             else:
-                trace.emit("cut", parent=node.id, thought=th.text, why="pruned", score=score)
+                trace.emit("cut", parent=node.id, thought=probe.thought, why="pruned", score=probe.score)
         keep.sort(key=lambda x: (-x[0], x[1]))
-        return [th for _s, _k, th in keep]
+        return [Thought(probe.thought, probe.prior) for _s, _k, probe in keep]
 
     try:
         for rnd in range(1, max_rounds + 1):
-            usage.check_step()
+            run.step()
             node = mem.current
             trace.emit("round", round=rnd, node=node.id, depth=node.depth)
             thought = await next_proposal(node)
@@ -151,27 +141,16 @@ async def long_search(task: Task[Any], puzzle: str, generator: Generator, client
     return run.result(None, None, "rounds")
 
 
-def _step(run: _Run, mem: Memory, node: Node[Any], thought: Thought,
+def _step(run: Expansion, mem: Memory, node: Node[Any], thought: Thought,
           max_depth: int) -> tuple[Node[Any], str] | None:
     """Gate one proposal; a valid one becomes the current node. Returns a verified solution."""
-    run.proposed += 1
-    verdict = run.task.check(node.state, thought)
-    if isinstance(verdict, Invalid):
-        run.rejected += 1
-        run.trace.emit("proposal", parent=node.id, thought=thought.text, prior=thought.prior)
-        run.trace.emit("verdict", parent=node.id, thought=thought.text, verdict="invalid", reason=verdict.reason)
+    child = run.gate_one(node, thought)
+    if child is None:
         return None
-    solved = isinstance(verdict, Solved)
-    child = run.nodes.make(verdict.state, node, thought.text, thought.prior, solved, verdict.note)
-    run.trace.emit("proposal", node=child.id, parent=node.id, depth=child.depth, thought=thought.text,
-                   prior=thought.prior)
-    run.trace.emit("verdict", node=child.id, verdict="solved" if solved else "valid",
-                   reason=verdict.note or None, state=run.task.describe(child.state))
-    if solved:
+    if child.solved:
         answer = run.accept(child)
         return (child, answer) if answer is not None else None
-    if child.state in mem.visited:
-        run.trace.emit("cut", node=child.id, why="duplicate")
+    if run.duplicate(child, mem.visited, remember=False):
         return None
     if child.depth >= max_depth:
         run.trace.emit("cut", node=child.id, why="depth")
@@ -180,14 +159,3 @@ def _step(run: _Run, mem: Memory, node: Node[Any], thought: Thought,
     run.trace.emit("keep", node=child.id, score=None)
     mem.current = child
     return None
-
-
-@dataclass(slots=True)
-class _NoEvaluator:
-    """Long's controller scores nothing; _Run only needs something with this shape."""
-
-    name: str = "none"
-    prune_below: float = float("-inf")
-
-    async def __call__(self, task: Task[Any], nodes: Any, model: Session | None) -> list[tuple[float, Any]]:
-        return [(0.0, None) for _ in nodes]

@@ -17,8 +17,8 @@ from solver.lm.session import Session
 from solver.node import Node
 from solver.task import Task, ValueScale
 
-__all__ = ["EVALUATORS", "Evaluator", "Likelihood", "Oracle", "Prior", "RandomOrder", "Value", "Vote",
-           "make_evaluator", "parse_vote"]
+__all__ = ["EVALUATORS", "Evaluator", "EvaluatorFactory", "Likelihood", "Oracle", "Prior", "RandomOrder", "Value",
+           "Vote", "make_evaluator", "parse_vote", "register_evaluator"]
 
 
 class Evaluator(Protocol):
@@ -191,22 +191,35 @@ class RandomOrder:
         return out
 
 
-EVALUATORS = ("value", "likelihood", "vote", "prior", "oracle", "random")
+EvaluatorFactory = Callable[..., Evaluator]
+"""Makes an evaluator from the run's options, given as keywords: ``n`` (samples per judgement),
+``scale`` (a ValueScale), ``seed`` and ``chat``. A factory takes them all (``**_`` for those it
+ignores)."""
+
+# The evaluators by name, in the order help texts list them; ``register_evaluator`` adds more.
+EVALUATORS: dict[str, EvaluatorFactory] = {
+    "value": lambda *, n, scale, seed, chat: Value(
+        n, scale, GenParams(temperature=0.7, max_tokens=8, stop=("\n",), seed=seed), chat),
+    "likelihood": lambda *, n, scale, seed, chat: Likelihood(scale, chat),
+    "vote": lambda *, n, scale, seed, chat: Vote(n, GenParams(temperature=0.7, max_tokens=64, seed=seed), chat),
+    "prior": lambda *, n, scale, seed, chat: Prior(),
+    "oracle": lambda *, n, scale, seed, chat: Oracle(),
+    "random": lambda *, n, scale, seed, chat: RandomOrder(seed or 0),
+}
+
+
+def register_evaluator(name: str, factory: EvaluatorFactory) -> None:
+    """Make ``factory`` the evaluator called ``name`` (``--evaluator NAME``, ``make_evaluator``);
+    a name already registered is replaced."""
+    if not name or not isinstance(name, str):
+        raise ValueError("an evaluator needs a non-empty name")
+    EVALUATORS[name] = factory
 
 
 def make_evaluator(name: str, *, n: int = 3, scale: ValueScale | None = None, seed: int | None = 0,
                    chat: bool = False) -> Evaluator:
-    scale = scale or ValueScale()
-    if name == "value":
-        return Value(n, scale, GenParams(temperature=0.7, max_tokens=8, stop=("\n",), seed=seed), chat)
-    if name == "likelihood":
-        return Likelihood(scale, chat)
-    if name == "vote":
-        return Vote(n, GenParams(temperature=0.7, max_tokens=64, seed=seed), chat)
-    if name == "prior":
-        return Prior()
-    if name == "oracle":
-        return Oracle()
-    if name == "random":
-        return RandomOrder(seed or 0)
-    raise ValueError(f"unknown evaluator {name!r}; choose one of {', '.join(EVALUATORS)}")
+    """The registered evaluator called ``name``, made for these options."""
+    factory = EVALUATORS.get(name)
+    if factory is None:
+        raise ValueError(f"unknown evaluator {name!r}; choose one of {', '.join(EVALUATORS)}")
+    return factory(n=n, scale=scale or ValueScale(), seed=seed, chat=chat)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, Callable, ClassVar, Protocol
 
 from solver.capabilities import ChoicePrompt, LegalMoves, Needs, ProposePrompts, SamplePrompts, missing, no_model
 from solver.lm.base import GenParams
 from solver.lm.session import Session
 from solver.task import Task, Thought
 
-__all__ = ["EnumerateChoice", "EnumerateRank", "GENERATORS", "Generator", "Propose", "Sample",
-           "first_thoughts", "make_generator"]
+__all__ = ["EnumerateChoice", "EnumerateRank", "GENERATORS", "Generator", "GeneratorFactory", "Propose", "Sample",
+           "first_thoughts", "make_generator", "register_generator"]
 
 
 class Generator(Protocol):
@@ -150,19 +150,35 @@ class EnumerateChoice:
         return [Thought(thoughts[i].text, float(votes[i])) for i in order]
 
 
-GENERATORS = ("propose", "sample", "enumerate-rank", "enumerate-choice", "enumerate")
+GeneratorFactory = Callable[..., Generator]
+"""Makes a generator from the run's options, given as keywords: ``k`` (samples per state),
+``temperature``, ``seed`` and ``chat``. A factory takes them all (``**_`` for those it ignores)."""
+
+# The generators by name, in the order help texts list them; ``register_generator`` adds more.
+GENERATORS: dict[str, GeneratorFactory] = {
+    "propose": lambda *, k, temperature, seed, chat: Propose(
+        GenParams(n=1, temperature=temperature, max_tokens=160, seed=seed), chat),
+    "sample": lambda *, k, temperature, seed, chat: Sample(
+        k, GenParams(temperature=temperature, max_tokens=48, seed=seed, stop=("\n",)), chat),
+    "enumerate-rank": lambda *, k, temperature, seed, chat: EnumerateRank(True, chat),
+    "enumerate-choice": lambda *, k, temperature, seed, chat: EnumerateChoice(
+        k, GenParams(temperature=temperature, max_tokens=6, stop=("\n",), seed=seed), chat),
+    "enumerate": lambda *, k, temperature, seed, chat: EnumerateRank(False, chat, name="enumerate"),
+}
+
+
+def register_generator(name: str, factory: GeneratorFactory) -> None:
+    """Make ``factory`` the generator called ``name`` (``--generator NAME``, ``make_generator``);
+    a name already registered is replaced."""
+    if not name or not isinstance(name, str):
+        raise ValueError("a generator needs a non-empty name")
+    GENERATORS[name] = factory
 
 
 def make_generator(name: str, *, k: int = 5, temperature: float = 0.7, seed: int | None = 0,
                    chat: bool = False) -> Generator:
-    if name == "propose":
-        return Propose(GenParams(n=1, temperature=temperature, max_tokens=160, seed=seed), chat)
-    if name == "sample":
-        return Sample(k, GenParams(temperature=temperature, max_tokens=48, seed=seed, stop=("\n",)), chat)
-    if name == "enumerate-rank":
-        return EnumerateRank(True, chat)
-    if name == "enumerate-choice":
-        return EnumerateChoice(k, GenParams(temperature=temperature, max_tokens=6, stop=("\n",), seed=seed), chat)
-    if name == "enumerate":
-        return EnumerateRank(False, chat, name="enumerate")
-    raise ValueError(f"unknown generator {name!r}; choose one of {', '.join(GENERATORS)}")
+    """The registered generator called ``name``, made for these options."""
+    factory = GENERATORS.get(name)
+    if factory is None:
+        raise ValueError(f"unknown generator {name!r}; choose one of {', '.join(GENERATORS)}")
+    return factory(k=k, temperature=temperature, seed=seed, chat=chat)

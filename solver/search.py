@@ -8,22 +8,19 @@ re-verified from the original puzzle text alone.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from solver.budget import BudgetExhausted, Usage
-from solver.capabilities import MissingCapability, Unchecked, missing_message, require_parts, task_options
 from solver.evaluators import Evaluator
+from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
-from solver.lm.session import Session, gather_all, trace_sink
-from solver.node import Node, NodeFactory
-from solver.task import Task, Thought
+from solver.lm.session import gather_all
+from solver.node import Node
+from solver.task import Task
 from solver.trace import Trace
-from verifiers.report import AnswerReport
-from verifiers.verdict import Invalid, Solved, Valid
 
-__all__ = ["DECIMALS", "SearchResult", "bfs", "dfs", "quantise", "ranked"]
+__all__ = ["DECIMALS", "SearchResult", "bfs", "dfs", "quantise", "ranked", "search_bfs", "search_dfs"]
 
 DECIMALS = 3  # scores equal to 3 decimal places are ties, broken by the generator's order
 
@@ -42,185 +39,25 @@ def ranked(nodes: Sequence[Node[Any]], decimals: int = DECIMALS) -> list[Node[An
     return [nodes[i] for i in order]
 
 
-@dataclass(slots=True)
-class SearchResult:
-    answer: str | None
-    verified: bool
-    stopped_by: str | None = None  # the budget that ended the search, if any
-    solution: Node[Any] | None = None
-    proposed: int = 0
-    rejected: int = 0
-    expanded: int = 0
-    usage: Usage = field(default_factory=Usage)
-    error: str | None = None
-    best: Node[Any] | None = None  # the deepest state search reached (first reached on ties)
-    report: AnswerReport | None = None  # every check of the answer; verified == report.verified
-    # True only when a complete search (solver/complete.py) visited every state of the tree
-    # and found no answer, with no budget or depth cut: a proof that none exists.
-    exhausted: bool = False
-
-    def summary(self) -> dict[str, object]:
-        return {"answer": self.answer, "verified": self.verified,
-                "report": self.report.to_json() if self.report is not None else None,
-                "stopped_by": self.stopped_by,
-                "proposed": self.proposed, "rejected": self.rejected, "expanded": self.expanded,
-                "exhausted": self.exhausted, "error": self.error, **self.usage.summary()}
-
-
-class _Run:
-    """Shared machinery of one search: gate, trace and answer re-verification. The run's own
-    model session (``model``; None without a client) counts this run's usage against its budget
-    and writes this run's failed model calls into its trace, whoever else shares the client."""
-
-    def __init__(self, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
-                 client: LMClient | None, trace: Trace, usage: Usage, gate: bool = True) -> None:
-        _check_client(client)
-        require_parts(task, generator, evaluator, model=client)  # one line naming what is missing
-        if not gate and not isinstance(task, Unchecked):
-            raise MissingCapability(missing_message(task, Unchecked, "a search without the gate (gate=False)"))
-        self.task, self.puzzle, self.gate = task, puzzle, gate
-        self.generator, self.evaluator = generator, evaluator
-        self.trace, self.usage = trace, usage
-        self.model: Session | None = None if client is None else client.session(usage, trace_sink(trace))
-        self.nodes = NodeFactory()
-        self.best: Node[Any] | None = None
-        self.reports: dict[str, AnswerReport] = {}
-        self.proposed = self.rejected = self.expanded = 0
-
-    def about(self) -> dict[str, Any]:
-        """What the ``search`` event records of the run's task and puzzle, so a trace of a search
-        called directly (no ``start`` event before it) still says what it searched."""
-        return {"task": self.task.name, "puzzle": self.puzzle, "options": task_options(self.task)}
-
-    def root(self) -> Node[Any]:
-        node = self.nodes.make(self.task.root(self.puzzle), None)
-        self.trace.emit("root", node=node.id, state=self.task.describe(node.state))
-        return node
-
-    async def expand(self, node: Node[Any]) -> list[Node[Any]]:
-        """Generate, gate and deduplicate the children of ``node``."""
-        return self.gate_all(node, await self.generate(node))
-
-    async def generate(self, node: Node[Any]) -> list[Thought]:
-        self.usage.check_step()
-        self.expanded += 1
-        self.trace.emit("expand", node=node.id, depth=node.depth)
-        return await self.generator(self.task, node.state, self.model)
-
-    def gate_all(self, node: Node[Any], thoughts: list[Thought]) -> list[Node[Any]]:
-        """Gate ``thoughts`` proposed for ``node``. Synchronous, so BFS can gate its frontier in
-        order after generating concurrently: node ids and the trace then do not depend on which
-        model call finished first (a live run and its replay give the same trace)."""
-        children: list[Node[Any]] = []
-        seen: set[Any] = set()
-        for th in thoughts:
-            self.proposed += 1
-            verdict = self.task.check(node.state, th)
-            gate_reason = None
-            if isinstance(verdict, Invalid) and not self.gate and isinstance(self.task, Unchecked):
-                # Gate off (the paper's behaviour; the task is Unchecked, see __init__): trust the
-                # model's own account of the next state; only the final answer check stands
-                # between it and the user.
-                loose = self.task.apply_unchecked(node.state, th)
-                if not isinstance(loose, Invalid):
-                    gate_reason, verdict = verdict.reason, loose
-            if isinstance(verdict, Invalid):
-                self.rejected += 1
-                self.trace.emit("proposal", parent=node.id, thought=th.text, prior=th.prior)
-                self.trace.emit("verdict", parent=node.id, thought=th.text, verdict="invalid",
-                                reason=verdict.reason)
-                continue
-            assert isinstance(verdict, (Valid, Solved))
-            child = self.nodes.make(verdict.state, node, th.text, th.prior,
-                                    isinstance(verdict, Solved), verdict.note)
-            self.trace.emit("proposal", node=child.id, parent=node.id, depth=child.depth,
-                            thought=th.text, prior=th.prior)
-            if gate_reason is not None:
-                self.trace.emit("verdict", node=child.id, verdict="unchecked", solved=child.solved,
-                                reason=gate_reason, state=self.task.describe(child.state))
-            else:
-                self.trace.emit("verdict", node=child.id, verdict="solved" if child.solved else "valid",
-                                reason=verdict.note or None, state=self.task.describe(child.state))
-            if child.state in seen:
-                self.trace.emit("cut", node=child.id, why="duplicate")
-                continue
-            seen.add(child.state)
-            children.append(child)
-        return children
-
-    async def score(self, nodes: list[Node[Any]]) -> None:
-        if not nodes:
-            return
-        results = await self.evaluator(self.task, nodes, self.model)
-        for nd, (score, detail) in zip(nodes, results, strict=False):
-            nd.score, nd.detail = score, detail
-            self.trace.emit("score", node=nd.id, score=score, detail=detail)
-
-    def reach(self, node: Node[Any]) -> None:
-        """Remember the deepest node reached (tasks such as crosswords report it when unsolved)."""
-        if self.best is None or node.depth > self.best.depth:
-            self.best = node
-
-    def first_answer(self, children: list[Node[Any]]) -> tuple[Node[Any], str] | None:
-        """The first solved child whose answer the re-check accepts (see ``accept``), if any."""
-        for child in children:
-            if child.solved:
-                answer = self.accept(child)
-                if answer is not None:
-                    return child, answer
-        return None
-
-    def accept(self, node: Node[Any]) -> str | None:
-        """Re-check a solved node's answer from the puzzle text alone. An answer that breaks a rule
-        is refused (None; search goes on). Otherwise it is returned, and its report says whether it
-        is verified (a crossword without an answer key is returned, never verified)."""
-        answer = self.task.answer(node.state)
-        report = self.task.report_answer(self.puzzle, answer)
-        problem = self.task.verify_answer(self.puzzle, answer)
-        if problem is not None:
-            self.trace.emit("answer", node=node.id, answer=answer, verified=False, accepted=False,
-                            reason=problem.reason, report=report.to_json())
-            return None
-        self.reports[answer] = report
-        self.trace.emit("answer", node=node.id, answer=answer, verified=report.verified, accepted=True,
-                        reason=report.reason, report=report.to_json())
-        return answer
-
-    def result(self, solution: Node[Any] | None, answer: str | None, stopped_by: str | None,
-               error: str | None = None, exhausted: bool = False) -> SearchResult:
-        report = self.reports.get(answer) if answer is not None else None
-        res = SearchResult(answer, report is not None and report.verified, stopped_by, solution, self.proposed,
-                           self.rejected, self.expanded, self.usage, error, solution or self.best, report,
-                           exhausted)
-        self.trace.emit("end", **res.summary())
-        return res
-
-
-def _check_client(client: object) -> None:
-    """A client is an LMClient (or anything that makes per-run sessions the same way), or None."""
-    if client is not None and not callable(getattr(client, "session", None)):
-        raise TypeError(f"client must be an LMClient or None, not {type(client).__name__}")
-
-
-def _run_usage(client: LMClient | None) -> Usage:
-    """Fresh counters, without limits, for a run that was given no ``usage``."""
-    _check_client(client)
-    return Usage(model=client.backend.model if client is not None else "")
-
-
 async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
               client: LMClient | None, *, breadth: int = 5, depth: int | None = None,
               early_stop: bool = True, trace: Trace | None = None,
               usage: Usage | None = None, gate: bool = True) -> SearchResult:
     """BFS with beam ``breadth`` for ``depth`` levels (default: the task's maximum).
     ``gate=False`` lets rejected thoughts in through the task's ``apply_unchecked`` (ablation)."""
-    trace = trace or Trace()
-    usage = usage or _run_usage(client)
+    run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage, gate)
+    return await search_bfs(run, breadth=breadth, depth=depth, early_stop=early_stop)
+
+
+async def search_bfs(run: Expansion, *, breadth: int = 5, depth: int | None = None,
+                     early_stop: bool = True) -> SearchResult:
+    """The order of ``bfs`` on a run's gated step: level by level, the best ``breadth`` states
+    of each level (by quantised score, ties in generation order) go on to the next."""
     if breadth < 1:
         raise ValueError(f"breadth must be at least 1, not {breadth}")
-    run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)
-    trace.emit("search", **run.about(), method="tot-bfs", breadth=breadth, depth=depth or task.max_depth,
-               generator=generator.name, evaluator=evaluator.name)
+    task, trace = run.task, run.trace
+    run.start("tot-bfs", breadth=breadth, depth=depth or task.max_depth, generator=run.generator.name,
+              evaluator=run.evaluator.name if run.evaluator is not None else None)
     frontier = [run.root()]
     run.reach(frontier[0])
     found: tuple[Node[Any], str] | None = None
@@ -231,12 +68,7 @@ async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
             candidates: list[Node[Any]] = []
             seen: set[Any] = set()
             for group in groups:
-                for child in group:
-                    if child.state in seen:
-                        trace.emit("cut", node=child.id, why="duplicate")
-                        continue
-                    seen.add(child.state)
-                    candidates.append(child)
+                candidates.extend(child for child in group if not run.duplicate(child, seen))
             solved = [c for c in candidates if c.solved]
             if len(solved) > 1 and found is None:
                 # Several verified solutions at once (e.g. passages that all pass the gate): let
@@ -277,13 +109,18 @@ async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
     """DFS: children in non-increasing score order; a child scoring below ``prune_below`` is
     pruned; an exhausted subtree backtracks to its parent, whose state is still held as it was.
     ``max_children`` caps how many children of one node are tried (Long's C)."""
-    trace = trace or Trace()
-    usage = usage or _run_usage(client)
-    run = _Run(task, puzzle, generator, evaluator, client, trace, usage, gate)  # checks the task first
+    run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage, gate)
+    return await search_dfs(run, depth=depth, prune_below=prune_below, max_children=max_children)
+
+
+async def search_dfs(run: Expansion, *, depth: int | None = None, prune_below: float | None = None,
+                     max_children: int | None = None) -> SearchResult:
+    """The order of ``dfs`` on a run's gated step: best-scored child first, prune, backtrack."""
+    task, trace, evaluator = run.task, run.trace, run.require_evaluator()
     threshold = evaluator.prune_below if prune_below is None else prune_below
     max_depth = depth or task.max_depth
-    trace.emit("search", **run.about(), method="tot-dfs", depth=max_depth, prune_below=threshold,
-               generator=generator.name, evaluator=evaluator.name)
+    run.start("tot-dfs", depth=max_depth, prune_below=threshold, generator=run.generator.name,
+              evaluator=evaluator.name)
 
     async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:
         run.reach(node)

@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from solver.baselines import BaselineConfig, chain_lost_at, majority, run_baseline, supports
+from solver.baselines import BaselineConfig, majority, run_baseline, supports
 from solver.budget import Budget, Usage
 from solver.lm.client import LMClient
 from solver.task import Thought
+from solver.tools.bench import chain_lost_at
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tasks.game24 import prompts as p24

@@ -14,7 +14,7 @@ from solver.evaluators import Oracle
 from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
-from solver.run import Settings, solve
+from solver.run import SearchSettings, Settings, solve
 from solver.task import Thought
 from solver.trace import Trace
 from tasks.game24 import Game24
@@ -155,7 +155,7 @@ def test_c_children_then_back_to_the_exact_parent_state():
 
 
 def test_task_agnostic_through_solve_on_game24():
-    s = Settings(method="long", generator="enumerate", evaluator="oracle")
+    s = Settings(search=SearchSettings(method="long", generator="enumerate", evaluator="oracle"))
     res = run(solve(Game24(), "4 9 10 13", s, None))
     assert res.verified and ref.game24_ok("4 9 10 13", res.answer)
 

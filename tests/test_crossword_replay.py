@@ -8,7 +8,7 @@ from pathlib import Path
 from solver.budget import Budget
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
-from solver.run import Settings, solve
+from solver.run import ModelSettings, SearchSettings, Settings, solve
 from solver.trace import Trace
 from tasks.crosswords import Crosswords
 from tasks.crosswords.data import load_puzzles
@@ -27,8 +27,9 @@ NoModel = ReplayOnly
 def test_replay_reproduces_recorded_crossword_run(tmp_path):
     db = tmp_path / "store.sqlite"
     shutil.copy(DATA / "crosswords_gemma.sqlite", db)
-    s = Settings(method="tot-dfs", generator="propose", evaluator="clues", budget=Budget(steps=3),
-                 cache=str(db), cache_mode="replay")
+    s = Settings(search=SearchSettings(method="tot-dfs", generator="propose", evaluator="clues"),
+                 model=ModelSettings(cache=str(db), cache_mode="replay"),
+                 budget=Budget(steps=3))
     client = LMClient(NoModel(), Cache(db), "replay")
     trace = Trace()
     res = asyncio.run(solve(Crosswords(), load_puzzles(PUZZLES)[0].text(), s, client, trace))

@@ -15,7 +15,7 @@ from solver.budget import Budget, Usage
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
-from solver.run import Settings, make_client, solve
+from solver.run import ModelSettings, SearchSettings, Settings, make_client, solve
 from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.game24 import Game24
@@ -128,10 +128,13 @@ def test_client_records_a_failed_call_instead_of_raising(fault: str) -> None:
 
 
 def _settings(url: str, **kw: Any) -> Settings:
-    base = dict(backend="openai", model="fake-model", base_url=url, generator="propose", evaluator="value",
-                n_evaluate=1, retries=1, timeout=5.0, breadth=2)
-    base.update(kw)
-    return Settings(**base)  # type: ignore[arg-type]
+    """Search fields in ``kw`` go to the search settings, the rest to the model's."""
+    search = dict(generator="propose", evaluator="value", n_evaluate=1, breadth=2)
+    model = dict(backend="openai", model="fake-model", base_url=url, retries=1, timeout=5.0)
+    budget = kw.pop("budget", Budget())
+    for key, value in kw.items():
+        (search if key in SearchSettings.__dataclass_fields__ else model)[key] = value
+    return Settings(SearchSettings(**search), ModelSettings(**model), budget)  # type: ignore[arg-type]
 
 
 async def _solve(s: Settings, trace: Trace) -> Any:

@@ -10,7 +10,7 @@ import pytest
 from solver.lm.base import GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
-from solver.run import Settings, solve
+from solver.run import ModelSettings, SearchSettings, Settings, solve
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests import references as ref
@@ -27,8 +27,8 @@ NoModel = ReplayOnly
 def test_replay_reproduces_recorded_run(run, tmp_path):
     db = tmp_path / "store.sqlite"
     shutil.copy(DATA / "game24_gemma.sqlite", db)
-    s = Settings(generator=run["generator"], evaluator=run["evaluator"], breadth=run["breadth"],
-                 cache=str(db), cache_mode="replay")
+    s = Settings(search=SearchSettings(generator=run["generator"], evaluator=run["evaluator"], breadth=run["breadth"]),
+                 model=ModelSettings(cache=str(db), cache_mode="replay"))
     client = LMClient(NoModel(), Cache(db), "replay")
     trace = Trace()
     res = asyncio.run(solve(Game24(), run["puzzle"], s, client, trace))

@@ -23,7 +23,7 @@ from solver.controller import long_search
 from solver.evaluators import EVALUATORS, Value, make_evaluator
 from solver.generators import GENERATORS, Propose, make_generator
 from solver.node import NodeFactory
-from solver.run import Settings, check_settings, needs_model, solve
+from solver.run import SearchSettings, Settings, check_settings, needs_model, solve
 from solver.search import bfs, dfs
 from solver.task import Task
 from solver.tools import cli
@@ -229,13 +229,14 @@ def test_solve_names_the_missing_capability_before_writing_a_trace() -> None:
     from solver.trace import Trace
 
     trace = Trace()
-    s = Settings(generator="enumerate", evaluator="oracle", method="tot-complete")
+    s = Settings(search=SearchSettings(generator="enumerate", evaluator="oracle", method="tot-complete"))
     with pytest.raises(cap.MissingCapability) as err:
         asyncio.run(solve(Change(), "13", s, None, trace))
     assert str(err.value) == LACKS["enumerate"] and trace.events == []
     with pytest.raises(cap.MissingCapability, match=r"^generator `enumerate` needs a task with legal-move"):
-        check_settings(Writing(), Settings(generator="enumerate", evaluator="prior"))
-    check_settings(Game24(), Settings(generator="enumerate", evaluator="oracle"))  # has both: no error
+        check_settings(Writing(), Settings(search=SearchSettings(generator="enumerate", evaluator="prior")))
+    check_settings(Game24(), Settings(search=SearchSettings(generator="enumerate",
+                                                            evaluator="oracle")))  # has both: no error
 
 
 def test_the_baselines_name_what_they_need() -> None:
@@ -365,7 +366,7 @@ def test_the_declared_model_need_agrees_with_what_the_cli_loads() -> None:
     for g in GENERATORS:
         for e in EVALUATORS:
             declared = cap.needs_of(make_generator(g)).model or cap.needs_of(make_evaluator(e)).model
-            assert needs_model(Settings(generator=g, evaluator=e)) == declared, (g, e)
+            assert needs_model(Settings(search=SearchSettings(generator=g, evaluator=e))) == declared, (g, e)
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -12,6 +12,7 @@ from unittest import mock
 import pytest
 from hypothesis import Phase, settings
 
+import solver.expansion
 import solver.search
 from solver.budget import Usage
 from solver.task import Thought
@@ -75,7 +76,7 @@ def test_a_task_that_mutates_states_is_caught() -> None:
 
 
 def test_a_search_that_scores_a_refused_thought_is_caught() -> None:
-    original = solver.search._Run.gate_all
+    original = solver.expansion.Expansion.gate_all
 
     class Careless:
         """The task as this broken search sees it: a refused thought leads to the parent's state."""
@@ -97,7 +98,7 @@ def test_a_search_that_scores_a_refused_thought_is_caught() -> None:
         finally:
             self.task = real
 
-    with mock.patch.object(solver.search._Run, "gate_all", gate_all):
+    with mock.patch.object(solver.expansion.Expansion, "gate_all", gate_all):
         broken(inv.GATE, task=ToyReach(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,
                settings=search_settings(generators=["propose"]), budget=budgets(max_calls=None, max_tokens=None))
 
@@ -110,7 +111,7 @@ def test_a_search_that_returns_an_unchecked_answer_is_caught() -> None:
     def accept(self: Any, node: Any) -> str:  # the bug: no re-check of the answer
         return str(self.task.answer(node.state))
 
-    with mock.patch.object(solver.search._Run, "accept", accept):
+    with mock.patch.object(solver.expansion.Expansion, "accept", accept):
         broken(inv.ANSWER, task=Liar(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,
                settings=search_settings(generators=["enumerate"], evaluators=["oracle"]),
                budget=budgets(max_calls=None, max_tokens=None, max_steps=None))
@@ -140,7 +141,7 @@ def test_a_beam_wider_than_b_is_caught() -> None:
 
 
 def test_a_search_that_rebuilds_states_instead_of_holding_them_is_caught() -> None:
-    original = solver.search._Run.generate
+    original = solver.expansion.Expansion.generate
 
     async def generate(self: Any, node: Any) -> Any:  # the bug: the generator gets a copy
         held = node.state
@@ -150,7 +151,7 @@ def test_a_search_that_rebuilds_states_instead_of_holding_them_is_caught() -> No
         finally:
             node.state = held
 
-    with mock.patch.object(solver.search._Run, "generate", generate):
+    with mock.patch.object(solver.expansion.Expansion, "generate", generate):
         broken(inv.BACKTRACK, task=ToyReach(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,
                settings=search_settings(methods=["tot-dfs"], generators=["enumerate"], evaluators=["prior"]),
                budget=budgets(max_calls=None, max_tokens=None, max_steps=None))

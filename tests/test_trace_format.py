@@ -15,7 +15,7 @@ import pytest
 
 from solver.lm.base import LMError
 from solver.lm.client import LMClient
-from solver.run import Settings, make_client, solve
+from solver.run import SearchSettings, Settings, make_client, solve
 from solver.tools.cli import main
 from solver.trace import Trace
 from solver.trace_format import EVENTS, FIELDS, check_event
@@ -76,13 +76,14 @@ def _propose(prompt: str, params: Any, i: int) -> str:
 def test_every_writer_writes_only_documented_events_and_fields(tmp_path: Path) -> None:
     seen: set[str] = set()
     for method in ("tot-complete", "tot-bfs", "tot-dfs", "long"):
-        s = Settings(method=method, generator="propose", evaluator="oracle", breadth=2)
+        s = Settings(search=SearchSettings(method=method, generator="propose", evaluator="oracle", breadth=2))
         trace = Trace()
         asyncio.run(solve(Game24(), "4 9 10 13", s, make_client(s, ScriptedBackend(_propose)), trace))
         seen |= _documented(trace.events)
     for method, puzzle, gate in (("tot-bfs", "4 9 10 13", False), ("tot-complete", "1 1 1 1", True),
                                  ("tot-dfs", "1 1 1 1", True)):
-        s = Settings(method=method, generator="enumerate", evaluator="random", breadth=1, gate=gate)
+        s = Settings(search=SearchSettings(method=method, generator="enumerate", evaluator="random", breadth=1,
+                                           gate=gate))
         trace = Trace()
         asyncio.run(solve(Game24("reject"), puzzle, s, None, trace))
         seen |= _documented(trace.events)
@@ -90,7 +91,7 @@ def test_every_writer_writes_only_documented_events_and_fields(tmp_path: Path) -
     def fail(prompt: str, params: Any, i: int) -> str:
         raise LMError("the server is down")
 
-    s = Settings(method="tot-bfs", generator="propose", evaluator="oracle")
+    s = Settings(search=SearchSettings(method="tot-bfs", generator="propose", evaluator="oracle"))
     trace = Trace()
     asyncio.run(solve(Game24(), "4 9 10 13", s, make_client(s, ScriptedBackend(fail)), trace))
     seen |= _documented(trace.events)
@@ -132,7 +133,7 @@ def test_the_official_log_importers_build_documented_events() -> None:
 # ---- headers, appended parts, old traces, killed runs ---------------------------------------------
 
 def _run(path: Path | None, puzzle: str = "4 9 10 13", method: str = "tot-bfs") -> list[dict[str, Any]]:
-    s = Settings(method=method, generator="enumerate", evaluator="oracle", breadth=2)
+    s = Settings(search=SearchSettings(method=method, generator="enumerate", evaluator="oracle", breadth=2))
     trace = Trace(path)
     asyncio.run(solve(Game24(), puzzle, s, None, trace))
     trace.close()

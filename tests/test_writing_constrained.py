@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver.lm.client import LMClient
-from solver.run import Settings, solve
+from solver.run import SearchSettings, Settings, solve
 from solver.task import Thought
 from solver.trace import Trace
 from tasks.writing.constrained import MAX_LEAD_CHARS, Constrained, sanitise_lead_in
@@ -142,7 +142,7 @@ def test_search_with_the_constrained_generator_returns_a_verified_passage():
         return "Out of the blue, nothing made sense."
 
     task = Writing("plan")
-    s = Settings(generator="constrained", evaluator="vote", breadth=1, k=3, n_evaluate=2)
+    s = Settings(search=SearchSettings(generator="constrained", evaluator="vote", breadth=1, k=3, n_evaluate=2))
     client = _client(respond)
     trace = Trace()
     res = asyncio.run(solve(task, LINE, s, client, trace))
@@ -165,6 +165,6 @@ def test_cli_default_for_writing_is_constrained():
 
     plugins = load_plugins()
     args = build_parser(plugins).parse_args(["solve", "writing", LINE])
-    assert settings_from(args).generator == "constrained"
+    assert settings_from(args).search.generator == "constrained"
     args = build_parser(plugins).parse_args(["solve", "writing", LINE, "--generator", "sample"])
-    assert settings_from(args).generator == "sample"
+    assert settings_from(args).search.generator == "sample"

@@ -17,7 +17,7 @@ import pytest
 from solver.baselines import BaselineConfig, run_baseline
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
-from solver.run import Settings, solve
+from solver.run import ModelSettings, SearchSettings, Settings, solve
 from solver.trace import Trace
 from tasks.writing.coherence import coherence
 from tasks.writing.task import Writing
@@ -65,8 +65,9 @@ async def _replay(row: dict, client: LMClient) -> dict:
                "first_raw": task.parse_answer(line, res.texts[0]) if res.texts else None}
     else:
         plan = row["method"] == "tot-plan"
-        s = Settings(generator="sample", evaluator="vote", breadth=1, k=cfg["k"], n_evaluate=cfg["n_evaluate"],
-                     seed=cfg["seed"])
+        s = Settings(search=SearchSettings(generator="sample", evaluator="vote", breadth=1, k=cfg["k"],
+                                           n_evaluate=cfg["n_evaluate"]),
+                     model=ModelSettings(seed=cfg["seed"]))
         trace = Trace()
         result = await solve(Writing("plan" if plan else "paragraphs"), line, s, client, trace)
         total, ok, first = _proposals(trace, 2 if plan else None)

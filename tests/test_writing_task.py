@@ -12,7 +12,7 @@ from solver.evaluators import Vote, make_evaluator
 from solver.generators import Sample, make_generator
 from solver.lm.client import LMClient
 from solver.node import NodeFactory
-from solver.run import Settings, solve
+from solver.run import SearchSettings, Settings, solve
 from solver.task import Task, Thought
 from solver.trace import Trace
 from tasks.writing import Writing, WritingState
@@ -165,7 +165,7 @@ def _client(respond):
 def test_search_returns_only_verified_passages(decomposition):
     client = _client(_responder([BAD, GOOD]))
     trace = Trace()
-    s = Settings(generator="sample", evaluator="vote", breadth=1, k=2, n_evaluate=3)
+    s = Settings(search=SearchSettings(generator="sample", evaluator="vote", breadth=1, k=2, n_evaluate=3))
     res = run(solve(Writing(decomposition), LINE, s, client, trace))
     assert res.verified and Writing().verify_answer(LINE, res.answer) is None
     assert res.rejected >= 1
@@ -175,7 +175,7 @@ def test_search_returns_only_verified_passages(decomposition):
 
 def test_search_with_no_passing_passage_returns_none():
     client = _client(_responder([BAD]))
-    s = Settings(generator="sample", evaluator="vote", breadth=1, k=3, n_evaluate=2)
+    s = Settings(search=SearchSettings(generator="sample", evaluator="vote", breadth=1, k=3, n_evaluate=2))
     res = run(solve(Writing("plan"), LINE, s, client))
     assert res.answer is None and not res.verified and res.rejected == 3
 

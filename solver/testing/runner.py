@@ -28,8 +28,10 @@ from solver.lm.base import Completion, GenParams, LMError
 from solver.lm.cache import Cache, CacheMode
 from solver.lm.client import LMClient
 from solver.lm.session import Session
-from solver.run import Settings, make_parts
+from solver.run import make_parts
 from solver.search import bfs, dfs
+from solver.settings import ModelSettings, Settings
+from solver.settings import SearchSettings as RunSearch
 from solver.task import Task
 from solver.testing.invariants import IFF, REPLAY, AnswerCheck, InvariantBroken, Outcome, check_outcome
 from solver.testing.recording import RecordingTask
@@ -74,8 +76,8 @@ def _parts(task: Any, case: Case) -> tuple[Any, Any]:
     """The generator and evaluator of ``case`` for ``task``, built as ``tot solve`` builds them
     (``solver.run.make_parts``: the task's own names first, then the core's, then its tuning)."""
     s = case.settings
-    cfg = Settings(method=s.method, breadth=s.breadth, depth=s.depth, generator=s.generator,
-                   evaluator=s.evaluator, k=s.k, n_evaluate=s.n, seed=case.script.seed)
+    cfg = Settings(RunSearch(method=s.method, breadth=s.breadth, depth=s.depth, generator=s.generator,
+                             evaluator=s.evaluator, k=s.k, n_evaluate=s.n), ModelSettings(seed=case.script.seed))
     return make_parts(task, cfg)
 
 

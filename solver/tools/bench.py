@@ -23,11 +23,10 @@ from solver.baselines import (
     BASELINES,
     BaselineConfig,
     baseline_names,
-    chain_lost_at,
     require_baseline,
     run_baseline,
 )
-from solver.capabilities import BaselineTokens, HasOracle, MissingCapability, Unchecked, missing_message
+from solver.capabilities import BaselineTokens, ChainSteps, HasOracle, MissingCapability, Unchecked, missing_message
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
@@ -35,6 +34,7 @@ from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.run import DEFAULT_EVALUATOR, Settings, check_settings, make_backend, needs_model, solve, usage_for
+from solver.searches import search_names
 from solver.task import Thought
 from solver.tools.cli import UsageError, _add_search_args, settings_from
 from solver.tools.plugins import TaskPlugin
@@ -43,7 +43,6 @@ from solver.tools.soft_score import SoftScorer, add_score_args, soft_table
 from solver.trace import Trace
 from verifiers.verdict import Invalid
 
-SEARCHES = ("tot-complete", "tot-bfs", "tot-dfs", "long")  # long: Long (2023)'s controller
 NO_GATE = ":no-gate"
 AT_GENERATOR = "@"  # tot-bfs@sample: this search with another generator, beside the default one
 SUBCOMMANDS = ("merge", "report")
@@ -83,7 +82,7 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         _add_search_args(sp)
         g = sp.add_argument_group("bench")
         g.add_argument("--methods", "--method", dest="methods", default="io,cot,cot-sc,tot-bfs",
-                       help=f"comma-separated: {', '.join(BASELINES + SEARCHES)} (and the task's own baselines: "
+                       help=f"comma-separated: {', '.join(BASELINES + search_names())} (and the task's own baselines: "
                             "writing's refine, sudoku's zero-shot, one-shot, few-shot); a search may name its "
                             "generator and evaluator, SEARCH:GENERATOR:EVALUATOR (e.g. "
                             "tot-complete:enumerate:prior, tot-bfs:propose:value; default: --generator and "
@@ -136,10 +135,13 @@ def split_search(label: str) -> tuple[str, str | None, str | None, bool]:
 
 
 def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ...] = (),
-                  generators: tuple[str, ...] = GENERATORS) -> list[str]:
+                  generators: tuple[str, ...] | None = None) -> list[str]:
     """Method labels; searches get the ``:no-gate`` suffix when the gate is off, and may name
     their generator and evaluator (``SEARCH:GENERATOR:EVALUATOR``) or only their generator
-    (``SEARCH@GENERATOR``)."""
+    (``SEARCH@GENERATOR``). Searches, generators and evaluators are the registered ones
+    (``generators``: the names allowed instead, a task's own included)."""
+    searches = search_names()
+    generators = tuple(GENERATORS) if generators is None else generators
     out: list[str] = []
     for raw in (m.strip() for m in text.split(",")):
         if not raw:
@@ -147,15 +149,15 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
         core, at, at_gen = raw.partition(AT_GENERATOR)
         base, gen, ev, _gate = split_search(raw)
         parts = core.removesuffix(NO_GATE).split(":")
-        if at and (base not in SEARCHES or not at_gen or len(parts) > 1):
+        if at and (base not in searches or not at_gen or len(parts) > 1):
             raise UsageError(f"bad method {raw!r}: only a search takes {AT_GENERATOR}GENERATOR, "
                              "and not together with :GENERATOR")
-        if base in SEARCHES:
+        if base in searches:
             if len(parts) > 3:
                 raise UsageError(f"bad method {raw!r}: use SEARCH[:GENERATOR[:EVALUATOR]][{NO_GATE}]")
             if gen is not None and gen not in generators:
                 raise UsageError(f"unknown generator {gen!r} in {raw!r}; choose one of {', '.join(generators)}")
-            known = EVALUATORS + ("lm",) + evaluators
+            known = (*EVALUATORS, "lm", *evaluators)
             if ev is not None and ev not in known:
                 raise UsageError(f"unknown evaluator {ev!r} in {raw!r}; choose one of {', '.join(known)}")
             label = core if (core.endswith(NO_GATE) or not no_gate) else core + NO_GATE
@@ -166,7 +168,7 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
             require_baseline(task, raw, True)  # a missing capability in one line; baselines load a model
             label = raw
         else:
-            raise UsageError(f"unknown method {raw!r}; choose from {', '.join(baseline_names(task) + SEARCHES)}"
+            raise UsageError(f"unknown method {raw!r}; choose from {', '.join(baseline_names(task) + searches)}"
                              f" (searches may name :GENERATOR:EVALUATOR and end in {NO_GATE})")
         if label not in out:
             out.append(label)
@@ -178,8 +180,10 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
 def search_settings(settings: Settings, label: str) -> Settings:
     """The settings of one search label: its own generator and evaluator where it names them."""
     base, gen, ev, gate = split_search(label)
-    return dataclasses.replace(settings, method=base, gate=gate, generator=gen or settings.generator,
-                               evaluator=(DEFAULT_EVALUATOR if ev == "lm" else ev) or settings.evaluator)
+    o = settings.search
+    return dataclasses.replace(settings, search=dataclasses.replace(
+        o, method=base, gate=gate, generator=gen or o.generator,
+        evaluator=(DEFAULT_EVALUATOR if ev == "lm" else ev) or o.evaluator))
 
 
 def config_of(args: argparse.Namespace) -> dict[str, Any]:
@@ -259,8 +263,8 @@ class _Runner:
         # writing: whole passages, not 48 tokens
         tokens = self.task.baseline_tokens if isinstance(self.task, BaselineTokens) else {}
         self.cfg = BaselineConfig(samples=args.samples, rounds=args.refine_rounds,
-                                  temperature=self.settings.temperature, seed=self.settings.seed,
-                                  chat=self.settings.chat)
+                                  temperature=self.settings.model.temperature, seed=self.settings.model.seed,
+                                  chat=self.settings.model.chat)
         self.cfg = dataclasses.replace(self.cfg, io_tokens=tokens.get("io", self.cfg.io_tokens),
                                        cot_tokens=tokens.get("cot", self.cfg.cot_tokens))
         self.scorer = SoftScorer(args, self.task, self.settings)
@@ -271,7 +275,7 @@ class _Runner:
         """One client for the whole bench (one backend, one record/replay store). Each pair runs in
         its own session of it, so no memo carries answers from one pair into another (a later
         method would get earlier methods' calls for free and count too few tokens)."""
-        s = self.settings
+        s = self.settings.model
         if self._client is None:
             backend = self._backend or make_backend(s)
             cache = Cache(s.cache) if s.cache else None
@@ -282,11 +286,11 @@ class _Runner:
         """One untimed, uncounted call of each kind the methods will make, so that loading a
         model (the embedded one loads on first use) is not charged to the first pair."""
         baselines = baseline_names(self.task)
-        searches = [search_settings(self.settings, m) for m in methods if m not in baselines]
+        searches = [search_settings(self.settings, m).search for m in methods if m not in baselines]
         gen = any(m in baselines for m in methods) or any(
             s.generator in ("propose", "sample") or s.evaluator in ("value", "vote") for s in searches)
         score = any(s.generator == "enumerate-rank" or s.evaluator == "likelihood" for s in searches)
-        if not (gen or score) or (self.settings.cache and self.settings.cache_mode == "replay"):
+        if not (gen or score) or (self.settings.model.cache and self.settings.model.cache_mode == "replay"):
             return  # replay answers from the store and never reaches the model: nothing to load
         backend = self.client().backend
         try:
@@ -348,12 +352,12 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     runner = _Runner(args, plugin, backend)
     task = runner.task
     methods = parse_methods(args.methods, args.no_gate, task, tuple(getattr(args, "task_evaluators", ())),
-                            GENERATORS + tuple(getattr(args, "task_generators", ())))
+                            (*GENERATORS, *getattr(args, "task_generators", ())))
     puzzles = plugin.puzzles(args)
     for _pid, puzzle in puzzles:
         task.root(puzzle)  # bad input fails here, before a model is loaded
     for m in methods:  # and a capability the task lacks
-        if m not in BASELINES:
+        if m not in BASELINES and m not in baseline_names(task):
             check_settings(task, search_settings(runner.settings, m))
     i, n = parse_shard(args.shard)
     puzzles = puzzles[i - 1::n]
@@ -463,3 +467,23 @@ async def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
     if own_bench is not None:  # it gets what it needs of the command line: no task imports the tools
         return int(await own_bench(args, settings_from(args), lambda out: check_config(out, config_of(args))))
     return await run_bench(args, plugins)
+
+
+def chain_lost_at(task: Any, puzzle: str, text: str) -> int | None:
+    """For a failed chain of thought: the 1-based step after which no solvable state was left
+    (a step the checker rejects counts as losing it there); ``len(steps) + 1`` when every step
+    kept a solvable state but the answer still failed; None when the task cannot tell."""
+    chain = task.chain_thoughts if isinstance(task, ChainSteps) else None
+    oracle = task.oracle if isinstance(task, HasOracle) else None
+    if chain is None or oracle is None:
+        return None
+    state = task.root(puzzle)
+    if not oracle(state):
+        return 0
+    steps: list[Thought] = chain(puzzle, text)
+    for i, th in enumerate(steps, 1):
+        verdict = task.check(state, th)
+        if isinstance(verdict, Invalid) or not oracle(verdict.state):
+            return i
+        state = verdict.state
+    return len(steps) + 1

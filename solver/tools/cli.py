@@ -1,4 +1,4 @@
-"""The ``tot`` command: ``tot solve TASK ...`` and ``tot verify TASK ...``.
+"""The ``tot`` command: ``tot solve TASK ...``, ``tot verify TASK ...`` and the subcommands below.
 
 Bad input exits with status 2 and one line on stderr; a model or server failure exits with 3.
 Set TOT_DEBUG=1 to see a traceback instead.
@@ -22,7 +22,9 @@ from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
-from solver.run import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, Settings, check_settings, make_client, solve
+from solver.run import check_settings, make_client, solve
+from solver.searches import SEARCHES, search_names
+from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings, SearchSettings, Settings
 from solver.tools.plugins import TaskPlugin, load_plugins
 from solver.trace import Trace
 from verifiers.report import AnswerReport
@@ -31,7 +33,12 @@ from verifiers.report import AnswerReport
 # ``add_parser(subparsers, plugins)`` and ``run(args, plugins) -> int`` (sync or async) and is
 # listed here by import path.
 COMMAND_MODULES: tuple[str, ...] = ("solver.tools.show", "solver.tools.audit", "solver.tools.bench",
-                                   "solver.tools.models")
+                                   "solver.tools.models", "solver.tools.listing")
+
+
+def _command_of(module: str) -> str:
+    """The subcommand a module adds: its ``COMMAND``, else the module's own name."""
+    return str(importlib.import_module(module).__dict__.get("COMMAND", module.rsplit(".", 1)[-1]))
 
 
 class UsageError(Exception):
@@ -54,9 +61,11 @@ def _price(text: str) -> tuple[str, tuple[float, float]]:
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
-    g.add_argument("--method", choices=["tot-complete", "tot-bfs", "tot-dfs", "long"], default="tot-bfs",
-                   help="tot-complete: DFS over every legal step, model-ordered, backtracking (default for "
-                        "game24 and sudoku); tot-bfs: the paper's beam (default elsewhere)")
+    names = search_names()  # the registry: built-in, user-registered and tot.searches plugins
+    g.add_argument("--method", choices=list(names), default="tot-bfs",
+                   help="the search (default tot-complete for game24 and sudoku, tot-bfs elsewhere): "
+                        + "; ".join(f"{n}: {SEARCHES[n].help}" if SEARCHES[n].help else n for n in names)
+                        + " (tot list shows every registered name)")
     g.add_argument("--max-children", type=int, default=5, help="--method long: children per node (C)")
     g.add_argument("--max-rounds", type=int, default=100, help="--method long: rounds (K)")
     g.add_argument("--breadth", "-b", type=int, default=5, help="BFS beam width (default 5)")
@@ -143,10 +152,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
     backend = args.backend or ("openai" if (args.base_url or (args.model and not os.path.isfile(args.model))
                                             or os.environ.get("OPENAI_BASE_URL")) else "local")
     evaluator = DEFAULT_EVALUATOR if args.evaluator == "lm" else args.evaluator
-    known = EVALUATORS + tuple(getattr(args, "task_evaluators", ()))  # a plugin's own, via solve_defaults
+    known = (*EVALUATORS, *getattr(args, "task_evaluators", ()))  # a plugin's own, via solve_defaults
     if evaluator not in known:
         raise UsageError(f"unknown evaluator {args.evaluator!r}; choose lm or one of {', '.join(known)}")
-    generators = GENERATORS + tuple(getattr(args, "task_generators", ()))  # a plugin's own, via solve_defaults
+    generators = (*GENERATORS, *getattr(args, "task_generators", ()))  # a plugin's own, via solve_defaults
     if args.generator not in generators:
         raise UsageError(f"unknown generator {args.generator!r}; choose one of {', '.join(generators)}")
     for name in ("breadth", "k", "n_evaluate", "concurrency", "max_children", "max_rounds"):
@@ -154,17 +163,16 @@ def settings_from(args: argparse.Namespace) -> Settings:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.depth is not None and args.depth < 1:
         raise UsageError("--depth must be at least 1")
-    return Settings(
-        max_children=args.max_children, max_rounds=args.max_rounds,
-        method=args.method, breadth=args.breadth, depth=args.depth, generator=args.generator,
-        evaluator=evaluator, k=args.k, n_evaluate=args.n_evaluate, prune_below=args.prune_below,
-        early_stop=not args.no_early_stop, model_free=tuple(getattr(args, "task_model_free", ())),
-        temperature=args.temperature, seed=args.seed,
-        chat=args.chat, backend=backend, model=args.model, base_url=_urls(args.base_url), scoring=args.scoring,
-        timeout=args.timeout, retries=args.retries, concurrency=args.concurrency, cache=args.cache,
-        cache_mode=args.cache_mode,
-        budget=budget_from(args),
-        prices=dict(args.price))
+    search = SearchSettings(
+        method=args.method, breadth=args.breadth, depth=args.depth, generator=args.generator, evaluator=evaluator,
+        k=args.k, n_evaluate=args.n_evaluate, prune_below=args.prune_below, early_stop=not args.no_early_stop,
+        model_free=tuple(getattr(args, "task_model_free", ())), max_children=args.max_children,
+        max_rounds=args.max_rounds)
+    model = ModelSettings(
+        temperature=args.temperature, seed=args.seed, chat=args.chat, backend=backend, model=args.model,
+        base_url=_urls(args.base_url), scoring=args.scoring, timeout=args.timeout, retries=args.retries,
+        concurrency=args.concurrency, cache=args.cache, cache_mode=args.cache_mode, prices=dict(args.price))
+    return Settings(search, model, budget_from(args))
 
 
 def budget_from(args: argparse.Namespace) -> Budget:
@@ -214,7 +222,8 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
     if args.method in getattr(plugin, "methods", ()):  # a task's own method, not a search (planning: llmp)
         s = settings_from(args)
         run_method: Any = getattr(plugin, "run_method", None)
-        return int(await run_method(args, s, lambda: make_client(dataclasses.replace(s, generator="propose"))))
+        own = dataclasses.replace(s, search=dataclasses.replace(s.search, generator="propose"))
+        return int(await run_method(args, s, lambda: make_client(own)))
     puzzles = plugin.puzzles(args)
     task = plugin.make_task(args)
     s = settings_from(args)
@@ -262,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser(plugins)
         args = parser.parse_args(argv)
         if args.command not in ("solve", "verify"):
-            module = next(m for m in COMMAND_MODULES if m.rsplit(".", 1)[-1] == args.command)
+            module = next(m for m in COMMAND_MODULES if _command_of(m) == args.command)
             outcome = importlib.import_module(module).run(args, plugins)
             return int(asyncio.run(outcome) if inspect.iscoroutine(outcome) else outcome)
         if args.command == "verify" and args.verify_trace is not None:

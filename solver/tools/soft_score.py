@@ -53,7 +53,7 @@ class SoftScorer:
         self.n = int(getattr(args, "score_samples", 0) or 0)
         if self.n < 0:
             raise UsageError("--score-samples must be 0 or more")
-        self.task, self.seed = task, settings.seed
+        self.task, self.seed = task, settings.model.seed
         model, url = getattr(args, "score_model", None), getattr(args, "score_base_url", None)
         if self.n and not isinstance(task, SoftScore):
             raise UsageError(missing_message(task, SoftScore, "--score-samples") + "; drop --score-samples")
@@ -62,9 +62,9 @@ class SoftScorer:
         self.own = None
         if model or url:
             backend = "openai" if (url or (model and not os.path.isfile(model))) else "local"
-            self.own = replace(settings, backend=backend, model=model, base_url=url,
+            self.own = replace(settings.model, backend=backend, model=model, base_url=url,
                                chat=bool(getattr(args, "score_chat", False)), cache=None)
-        self.chat = bool(getattr(args, "score_chat", False)) or settings.chat
+        self.chat = bool(getattr(args, "score_chat", False)) or settings.model.chat
         self._client: LMClient | None = None
 
     def _client_for(self, run_client: Callable[[], LMClient]) -> LMClient:

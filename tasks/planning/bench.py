@@ -100,16 +100,16 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
         if method in ("llmp", "llmp-no-example", "direct"):
             inp = _inputs(folder, i, method != "llmp-no-example", method == "direct")
             # No seconds budget here: the calls are bounded by --repairs and their token limits.
-            s = dataclasses.replace(settings, generator="propose",
+            s = dataclasses.replace(settings, search=dataclasses.replace(settings.search, generator="propose"),
                                     budget=dataclasses.replace(settings.budget, seconds=None))
             client = make_client(s)
             assert client is not None  # propose needs a model
             usage = usage_for(s, client)
             if method == "direct":
-                out: Outcome = await run_direct(inp, client, seed=settings.seed, optimal_length=opt, usage=usage)
+                out: Outcome = await run_direct(inp, client, seed=settings.model.seed, optimal_length=opt, usage=usage)
             else:
                 out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
-                                     planner_mode=args.planner_mode, seed=settings.seed, optimal_length=opt,
+                                     planner_mode=args.planner_mode, seed=settings.model.seed, optimal_length=opt,
                                      usage=usage)
             row.update(solved=out.solved, optimal=out.optimal, plan_length=len(out.plan) if out.plan else None,
                        attempts=out.attempts, refusals=len(out.refusals), error=out.error,
@@ -117,9 +117,10 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
         else:
             puzzle = join_puzzle(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "p"))
             task = Planning(max_depth=args.max_steps, oracle_seconds=args.oracle_seconds)
-            s = dataclasses.replace(settings, method="tot-bfs")
+            o = dataclasses.replace(settings.search, method="tot-bfs")
             if method == "tot-bfs-oracle":
-                s = dataclasses.replace(s, generator="enumerate", evaluator="oracle", breadth=1)
+                o = dataclasses.replace(o, generator="enumerate", evaluator="oracle", breadth=1)
+            s = dataclasses.replace(settings, search=o)
             client = make_client(s)
             res = await solve(task, puzzle, s, client)
             usage = res.usage

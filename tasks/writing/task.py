@@ -265,8 +265,8 @@ class Writing:
         from solver.lm.base import GenParams
         from tasks.writing.constrained import Constrained
 
-        return Constrained(settings.k, GenParams(temperature=settings.temperature, seed=settings.seed),
-                           settings.chat)
+        m = settings.model
+        return Constrained(settings.search.k, GenParams(temperature=m.temperature, seed=m.seed), m.chat)
 
     def tune(self, generator: Any, evaluator: Any) -> tuple[Any, Any]:
         """Writing thoughts are long and multi-line: set lengths and stops the core cannot know."""

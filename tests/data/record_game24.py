@@ -11,7 +11,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from solver.run import Settings, make_client, solve
+from solver.run import ModelSettings, SearchSettings, Settings, make_client, solve
 from tasks.game24 import Game24
 
 HERE = Path(__file__).parent
@@ -29,7 +29,8 @@ async def main() -> None:
     db.unlink(missing_ok=True)
     out = []
     for puzzle, gen, ev in RUNS:
-        s = Settings(generator=gen, evaluator=ev, cache=str(db), cache_mode="record", breadth=2)
+        s = Settings(search=SearchSettings(generator=gen, evaluator=ev, breadth=2),
+                     model=ModelSettings(cache=str(db), cache_mode="record"))
         client = make_client(s)
         res = await solve(Game24(), puzzle, s, client)
         summ = res.summary()

@@ -1,0 +1,297 @@
+"""The gated step: everything that happens when a proposed thought meets a state.
+
+Every search (``tot-bfs``, ``tot-dfs``, ``tot-complete``, ``long`` and any a user registers) runs
+through one ``Expansion``: it asks the generator for thoughts, checks each exactly (the only
+place of the core that calls ``task.check``), lets a refused thought in only in the gate-off
+ablation, drops states seen before, scores states through the evaluator, charges usage and the
+step budget, counts proposals, refusals and expansions, writes the trace events of all of it, and
+re-verifies an answer from the puzzle text before it leaves. A search is then only the order in
+which it asks for expansions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from solver.budget import Usage
+from solver.capabilities import AnswerRules, MissingCapability, Unchecked, find, missing_message, require_parts
+from solver.capabilities import task_options as _task_options
+from solver.evaluators import Evaluator
+from solver.generators import Generator
+from solver.lm.client import LMClient
+from solver.lm.session import Session, trace_sink
+from solver.node import Node, NodeFactory
+from solver.task import Task, Thought
+from solver.trace import Trace
+from verifiers.report import AnswerReport, as_invalid
+from verifiers.verdict import Invalid, Solved, Valid, Verdict
+
+__all__ = ["Expansion", "SearchResult", "rule_failure", "run_usage"]
+
+
+@dataclass(slots=True)
+class SearchResult:
+    answer: str | None
+    verified: bool
+    stopped_by: str | None = None  # the budget that ended the search, if any
+    solution: Node[Any] | None = None
+    proposed: int = 0
+    rejected: int = 0
+    expanded: int = 0
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+    best: Node[Any] | None = None  # the deepest state search reached (first reached on ties)
+    report: AnswerReport | None = None  # every check of the answer; verified == report.verified
+    # True only when a complete search (solver/complete.py) visited every state of the tree
+    # and found no answer, with no budget or depth cut: a proof that none exists.
+    exhausted: bool = False
+
+    def summary(self) -> dict[str, object]:
+        return {"answer": self.answer, "verified": self.verified,
+                "report": self.report.to_json() if self.report is not None else None,
+                "stopped_by": self.stopped_by,
+                "proposed": self.proposed, "rejected": self.rejected, "expanded": self.expanded,
+                "exhausted": self.exhausted, "error": self.error, **self.usage.summary()}
+
+
+def rule_failure(task: Any, puzzle: str, answer: str) -> Invalid | None:
+    """The puzzle's exact rules applied to ``answer``, without any answer key: Invalid(first
+    failed check) or None. A task's ``AnswerRules`` part decides where it has one (crosswords,
+    whose report also compares with an answer key); otherwise the answer report does."""
+    rules = find(task, AnswerRules)
+    if rules is not None:
+        return rules.verify_answer(puzzle, answer)
+    return as_invalid(task.report_answer(puzzle, answer))
+
+
+def _check_client(client: object) -> None:
+    """A client is an LMClient (or anything that makes per-run sessions the same way), or None."""
+    if client is not None and not callable(getattr(client, "session", None)):
+        raise TypeError(f"client must be an LMClient or None, not {type(client).__name__}")
+
+
+def run_usage(client: LMClient | None) -> Usage:
+    """Fresh counters, without limits, for a run that was given no ``usage``."""
+    _check_client(client)
+    return Usage(model=client.backend.model if client is not None else "")
+
+
+class Expansion:
+    """One search run's gated step. The run's own model session (``model``; None without a
+    client) counts this run's usage against its budget and writes this run's failed model calls
+    into its trace, whoever else shares the client. ``evaluator`` None: a search that scores
+    nothing (Long's controller without the oracle)."""
+
+    def __init__(self, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator | None,
+                 client: LMClient | None, trace: Trace | None = None, usage: Usage | None = None,
+                 gate: bool = True) -> None:
+        _check_client(client)
+        require_parts(task, generator, evaluator, model=client)  # one line naming what is missing
+        self.unchecked = find(task, Unchecked)
+        if not gate and self.unchecked is None:
+            raise MissingCapability(missing_message(task, Unchecked, "a search without the gate (gate=False)"))
+        self.task, self.puzzle, self.gate = task, puzzle, gate
+        self.generator, self.evaluator = generator, evaluator
+        self.trace = trace if trace is not None else Trace()
+        self.usage = usage if usage is not None else run_usage(client)
+        self.model: Session | None = None if client is None else client.session(self.usage, trace_sink(self.trace))
+        self.nodes = NodeFactory()
+        self.best: Node[Any] | None = None
+        self.reports: dict[str, AnswerReport] = {}
+        self.proposed = self.rejected = self.expanded = 0
+        self.checks = 0  # calls of task.check: one per thought met (a probe's verdict is reused)
+        self._probed: dict[tuple[int, str], tuple[Verdict[Any], str | None]] = {}
+
+    # ---- the run's start ------------------------------------------------------------------------
+
+    def start(self, method: str, **fields: Any) -> None:
+        """The ``search`` event: the task, the puzzle and its options (so a trace of a search
+        called directly, with no ``start`` event before it, still says what it searched), then
+        the search's own ``fields``."""
+        self.trace.emit("search", task=self.task.name, puzzle=self.puzzle, options=_task_options(self.task),
+                        method=method, **fields)
+
+    def root(self) -> Node[Any]:
+        node = self.nodes.make(self.task.root(self.puzzle), None)
+        self.trace.emit("root", node=node.id, state=self.task.describe(node.state))
+        return node
+
+    # ---- proposing ------------------------------------------------------------------------------
+
+    def step(self) -> None:
+        """Charge one search step to the budget (BudgetExhausted when it allows no more)."""
+        self.usage.check_step()
+
+    async def expand(self, node: Node[Any]) -> list[Node[Any]]:
+        """Generate, gate and deduplicate the children of ``node``."""
+        return self.gate_all(node, await self.generate(node))
+
+    async def generate(self, node: Node[Any]) -> list[Thought]:
+        """One search step: the generator's thoughts for ``node`` (not yet checked)."""
+        self.step()
+        return await self.propose(node)
+
+    async def propose(self, node: Node[Any], *, request: int | None = None,
+                      generator: Generator | None = None) -> list[Thought]:
+        """The generator's thoughts for ``node`` without charging a step (Long's controller
+        charges its rounds); ``request`` numbers repeated requests at one node in the trace,
+        ``generator`` replaces the run's for this request (a fresh seed)."""
+        self.expanded += 1
+        if request is None:
+            self.trace.emit("expand", node=node.id, depth=node.depth)
+        else:
+            self.trace.emit("expand", node=node.id, depth=node.depth, request=request)
+        return await (generator or self.generator)(self.task, node.state, self.model)
+
+    # ---- the gate ------------------------------------------------------------------------------
+
+    def _verdict(self, node: Node[Any], thought: Thought) -> tuple[Verdict[Any], str | None]:
+        """The exact check of ``thought`` at ``node`` (the one call of ``task.check`` in the
+        core) and, when the gate is off and let a refused thought in, the gate's reason. With the
+        gate off (the paper's behaviour, for ablations; the task is Unchecked) a refused thought
+        enters as the model claims it; only the final answer check then stands between it and
+        the user. A probed thought's verdict is reused, not checked again."""
+        cached = self._probed.pop((node.id, thought.text), None)
+        if cached is not None:
+            return cached
+        self.checks += 1
+        verdict = self.task.check(node.state, thought)
+        if isinstance(verdict, Invalid) and not self.gate and self.unchecked is not None:
+            loose = self.unchecked.apply_unchecked(node.state, thought)
+            if not isinstance(loose, Invalid):
+                return loose, verdict.reason
+        return verdict, None
+
+    def _refused(self, node: Node[Any], thought: Thought, verdict: Invalid) -> None:
+        self.proposed += 1
+        self.rejected += 1
+        self.trace.emit("proposal", parent=node.id, thought=thought.text, prior=thought.prior)
+        self.trace.emit("verdict", parent=node.id, thought=thought.text, verdict="invalid", reason=verdict.reason)
+
+    def gate_one(self, node: Node[Any], thought: Thought) -> Node[Any] | None:
+        """Check one thought proposed for ``node``: None when the gate refuses it, else the new
+        child node (not yet deduplicated; see ``duplicate``)."""
+        verdict, gate_reason = self._verdict(node, thought)
+        if isinstance(verdict, Invalid):
+            self._refused(node, thought, verdict)
+            return None
+        assert isinstance(verdict, (Valid, Solved))
+        self.proposed += 1
+        child = self.nodes.make(verdict.state, node, thought.text, thought.prior,
+                                isinstance(verdict, Solved), verdict.note)
+        self.trace.emit("proposal", node=child.id, parent=node.id, depth=child.depth,
+                        thought=thought.text, prior=thought.prior)
+        if gate_reason is not None:
+            self.trace.emit("verdict", node=child.id, verdict="unchecked", solved=child.solved,
+                            reason=gate_reason, state=self.task.describe(child.state))
+        else:
+            self.trace.emit("verdict", node=child.id, verdict="solved" if child.solved else "valid",
+                            reason=verdict.note or None, state=self.task.describe(child.state))
+        return child
+
+    def gate_all(self, node: Node[Any], thoughts: Sequence[Thought]) -> list[Node[Any]]:
+        """Gate ``thoughts`` proposed for ``node`` and drop repeated states among them.
+        Synchronous, so BFS can gate its frontier in order after generating concurrently: node
+        ids and the trace then do not depend on which model call finished first (a live run and
+        its replay give the same trace)."""
+        children: list[Node[Any]] = []
+        seen: set[Any] = set()
+        for thought in thoughts:
+            child = self.gate_one(node, thought)
+            if child is not None and not self.duplicate(child, seen):
+                children.append(child)
+        return children
+
+    def duplicate(self, child: Node[Any], seen: set[Any], *, remember: bool = True) -> bool:
+        """Whether ``child``'s state is in ``seen`` (then traced as cut); else it is added to
+        ``seen`` unless ``remember`` is False (the caller adds it once it keeps the child)."""
+        if child.state in seen:
+            self.trace.emit("cut", node=child.id, why="duplicate")
+            return True
+        if remember:
+            seen.add(child.state)
+        return False
+
+    def probe(self, node: Node[Any], thought: Thought) -> Node[Any] | None:
+        """Check ``thought`` at ``node`` so that it can be scored before any round tries it:
+        None (recorded as a refused proposal) when the gate refuses it, else a probe node (id -1,
+        not part of the tree). The verdict is kept, so ``gate_one`` of the same thought there
+        later does not check it again."""
+        verdict, gate_reason = self._verdict(node, thought)
+        if isinstance(verdict, Invalid):
+            self._refused(node, thought, verdict)
+            return None
+        self._probed[(node.id, thought.text)] = (verdict, gate_reason)
+        return Node(-1, verdict.state, node, node.depth + 1, thought.text, thought.prior)
+
+    # ---- scoring -------------------------------------------------------------------------------
+
+    def require_evaluator(self) -> Evaluator:
+        """The run's evaluator; ValueError for a run started without one."""
+        if self.evaluator is None:
+            raise ValueError("this search was started without an evaluator and cannot score states")
+        return self.evaluator
+
+    async def score(self, nodes: list[Node[Any]]) -> None:
+        """Score ``nodes`` through the evaluator (each node's ``score`` and ``detail``)."""
+        if not nodes:
+            return
+        results = await self.require_evaluator()(self.task, nodes, self.model)
+        for nd, (score, detail) in zip(nodes, results, strict=False):
+            nd.score, nd.detail = score, detail
+            self.trace.emit("score", node=nd.id, score=score, detail=detail)
+
+    async def score_probes(self, probes: list[Node[Any]]) -> None:
+        """Score probe nodes (see ``probe``); each event names the parent and thought, and the
+        probe's state lets ``tot audit`` judge the scored thought against the exact oracle."""
+        if not probes:
+            return
+        results = await self.require_evaluator()(self.task, probes, self.model)
+        for probe, (score, detail) in zip(probes, results, strict=False):
+            probe.score, probe.detail = score, detail
+            assert probe.parent is not None
+            self.trace.emit("score", parent=probe.parent.id, thought=probe.thought, score=score, detail=detail,
+                            state=self.task.describe(probe.state))
+
+    # ---- answers -------------------------------------------------------------------------------
+
+    def reach(self, node: Node[Any]) -> None:
+        """Remember the deepest node reached (tasks such as crosswords report it when unsolved)."""
+        if self.best is None or node.depth > self.best.depth:
+            self.best = node
+
+    def first_answer(self, children: list[Node[Any]]) -> tuple[Node[Any], str] | None:
+        """The first solved child whose answer the re-check accepts (see ``accept``), if any."""
+        for child in children:
+            if child.solved:
+                answer = self.accept(child)
+                if answer is not None:
+                    return child, answer
+        return None
+
+    def accept(self, node: Node[Any]) -> str | None:
+        """Re-check a solved node's answer from the puzzle text alone. An answer that breaks a rule
+        is refused (None; search goes on). Otherwise it is returned, and its report says whether it
+        is verified (a crossword without an answer key is returned, never verified)."""
+        answer = self.task.answer(node.state)
+        report = self.task.report_answer(self.puzzle, answer)
+        problem = rule_failure(self.task, self.puzzle, answer)
+        if problem is not None:
+            self.trace.emit("answer", node=node.id, answer=answer, verified=False, accepted=False,
+                            reason=problem.reason, report=report.to_json())
+            return None
+        self.reports[answer] = report
+        self.trace.emit("answer", node=node.id, answer=answer, verified=report.verified, accepted=True,
+                        reason=report.reason, report=report.to_json())
+        return answer
+
+    def result(self, solution: Node[Any] | None, answer: str | None, stopped_by: str | None,
+               error: str | None = None, exhausted: bool = False) -> SearchResult:
+        """The run's result, traced as its ``end`` event."""
+        report = self.reports.get(answer) if answer is not None else None
+        res = SearchResult(answer, report is not None and report.verified, stopped_by, solution, self.proposed,
+                           self.rejected, self.expanded, self.usage, error, solution or self.best, report,
+                           exhausted)
+        self.trace.emit("end", **res.summary())
+        return res

@@ -1,0 +1,121 @@
+"""Searches by name: ``tot solve --method NAME``, ``tot bench --methods``, ``solver.run.solve``.
+
+A search is only an order of expansion over one run's gated step (``solver.expansion.Expansion``):
+it gets the run and the search options and returns the run's result. The gate, dedup, trace,
+budget and answer re-verification come with the run, so a search of your own gets them for free::
+
+    async def random_first(run: Expansion, options: SearchSettings) -> SearchResult: ...
+    register_search("random-first", random_first)
+
+Third-party packages register theirs without touching this one, through the entry-point group
+``tot.searches`` (the name, and a ``Search`` or such a function), read on first use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Awaitable, Callable
+
+from solver.complete import search_complete
+from solver.controller import search_long
+from solver.expansion import Expansion, SearchResult
+from solver.search import search_bfs, search_dfs
+from solver.settings import SearchSettings
+
+__all__ = ["ENTRY_POINTS", "SEARCHES", "Search", "SearchFn", "get_search", "register_search", "search_names"]
+
+ENTRY_POINTS = "tot.searches"
+
+SearchFn = Callable[[Expansion, SearchSettings], Awaitable[SearchResult]]
+"""A search order: ``(run, options) -> result``; ``options`` are the run's search settings."""
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """A registered search: its name, its order, one line of help, and the evaluators it scores
+    with (None: whichever the run names; Long's controller ranks only with the exact oracle, so
+    the run checks no other evaluator's needs for it)."""
+
+    name: str
+    run: SearchFn
+    help: str = ""
+    evaluators: tuple[str, ...] | None = None
+
+    def uses_evaluator(self, name: str) -> bool:
+        """Whether this search scores with the evaluator called ``name``."""
+        return self.evaluators is None or name in self.evaluators
+
+    async def __call__(self, run: Expansion, options: SearchSettings) -> SearchResult:
+        return await self.run(run, options)
+
+
+async def _bfs(run: Expansion, o: SearchSettings) -> SearchResult:
+    return await search_bfs(run, breadth=o.breadth, depth=o.depth, early_stop=o.early_stop)
+
+
+async def _dfs(run: Expansion, o: SearchSettings) -> SearchResult:
+    return await search_dfs(run, depth=o.depth, prune_below=o.prune_below)
+
+
+async def _complete(run: Expansion, o: SearchSettings) -> SearchResult:
+    return await search_complete(run, depth=o.depth)
+
+
+async def _long(run: Expansion, o: SearchSettings) -> SearchResult:
+    return await search_long(run, max_children=o.max_children, max_rounds=o.max_rounds, depth=o.depth)
+
+
+# Filled at import with the built-in searches, in the order help texts list them.
+SEARCHES: dict[str, Search] = {s.name: s for s in (
+    Search("tot-complete", _complete, "DFS over every legal step, model-ordered, backtracking; an unanswered, "
+                                      "uncut run proves there is no answer"),
+    Search("tot-bfs", _bfs, "the paper's BFS: a beam of --breadth states per level"),
+    Search("tot-dfs", _dfs, "the paper's DFS: best child first, children below --prune-below cut, backtracking"),
+    Search("long", _long, "Long (2023)'s controller: one proposal per round, --max-children per node, "
+                          "--max-rounds in all", evaluators=("oracle",)),
+)}
+_loaded = False
+
+
+def register_search(name: str, search: Search | SearchFn, help: str = "") -> Search:
+    """Register ``search`` (a Search, or an order function ``(run, options) -> result``) under
+    ``name``, replacing any search of that name; returns the registered Search."""
+    if not name or not isinstance(name, str):
+        raise ValueError("a search needs a non-empty name")
+    if isinstance(search, Search):
+        entry = Search(name, search.run, help or search.help, search.evaluators)
+    elif callable(search):
+        entry = Search(name, search, help or (search.__doc__ or "").strip().split("\n")[0])
+    else:
+        raise TypeError(f"search {name!r} must be a Search or an async function (run, options), "
+                        f"not {type(search).__name__}")
+    SEARCHES[name] = entry
+    return entry
+
+
+def _load_entry_points() -> None:
+    """Third-party searches (group ``tot.searches``), read once, on first use; a built-in or
+    user-registered name is not replaced by a plugin's."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for ep in sorted(entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
+        if ep.name not in SEARCHES:
+            register_search(ep.name, ep.load())
+
+
+def search_names() -> tuple[str, ...]:
+    """Every registered search's name (third-party ones included)."""
+    _load_entry_points()
+    return tuple(SEARCHES)
+
+
+def get_search(name: str) -> Search:
+    """The search registered as ``name``; ValueError in one line naming the choices."""
+    _load_entry_points()
+    found = SEARCHES.get(name)
+    if found is None:
+        raise ValueError(f"unknown method {name!r}; use one of {', '.join(SEARCHES)}")
+    return found

@@ -1,0 +1,69 @@
+"""The settings of a run, in groups: the search, the model, the budget.
+
+``tot solve`` and ``tot bench`` fill them from the same command-line flags as ever
+(``solver.tools.cli.settings_from``); ``solver.run.solve`` runs a puzzle under them. Where the
+output goes (``--trace``, ``--json``) is the command line's business, not a run's: ``solve``
+takes the trace itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from solver.budget import Budget
+from solver.lm.cache import CacheMode
+
+__all__ = ["DEFAULT_EVALUATOR", "DEFAULT_GENERATOR", "ModelSettings", "SearchSettings", "Settings"]
+
+# Measured with the embedded model on Game of 24 (README, "Which generator and evaluator"): the
+# checker enumerates legal steps and the model's label probabilities score states.
+DEFAULT_GENERATOR = "enumerate"
+DEFAULT_EVALUATOR = "likelihood"
+
+
+@dataclass(slots=True)
+class SearchSettings:
+    """Which search, with which generator and evaluator, and their sizes. A registered search
+    (``solver.searches``) gets these as its options."""
+
+    method: str = "tot-bfs"
+    breadth: int = 5
+    depth: int | None = None
+    generator: str = DEFAULT_GENERATOR
+    evaluator: str = DEFAULT_EVALUATOR
+    k: int = 5
+    n_evaluate: int = 3
+    prune_below: float | None = None
+    early_stop: bool = True
+    model_free: tuple[str, ...] = ()  # a task's own evaluators that need no model (crosswords: fillable)
+    max_children: int = 5  # --method long: Long's C
+    max_rounds: int = 100  # --method long: Long's K
+    gate: bool = True  # False: the paper's unchecked behaviour (ablation; see capabilities.Unchecked)
+
+
+@dataclass(slots=True)
+class ModelSettings:
+    """Which model, reached how, and how it samples."""
+
+    temperature: float = 0.7
+    seed: int | None = 0
+    chat: bool = False
+    backend: str = "local"
+    model: str | None = None
+    base_url: str | None = None  # one URL, or several separated by commas (an endpoint pool)
+    scoring: str = "auto"  # OpenAI-compatible servers: auto, echo or top-logprobs
+    timeout: float = 60.0
+    retries: int = 3
+    concurrency: int = 4
+    cache: str | None = None
+    cache_mode: CacheMode = "record"
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Settings:
+    """One run's settings: ``search``, ``model`` and the per-puzzle ``budget``."""
+
+    search: SearchSettings = field(default_factory=SearchSettings)
+    model: ModelSettings = field(default_factory=ModelSettings)
+    budget: Budget = field(default_factory=Budget)
