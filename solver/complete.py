@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from solver.budget import BudgetExhausted, Usage
-from solver.capabilities import LegalMoves
+from solver.capabilities import LegalMoves, find
 from solver.evaluators import Evaluator
 from solver.generators import Generator
 from solver.lm.client import LMClient
@@ -45,6 +45,7 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
     exhaustive = bool(getattr(generator, "exhaustive", False))
     explored: dict[Any, int] = {}  # state -> the most depth left when it was fully explored
     depth_cut = False
+    moves = find(task, LegalMoves)
 
     async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:
         nonlocal depth_cut
@@ -75,7 +76,7 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
             if child.depth >= max_depth:
                 # A leaf with no legal step beyond the limit loses nothing by being cut (a task
                 # that cannot enumerate its steps might lose something: count it as a cut).
-                depth_cut = depth_cut or not isinstance(task, LegalMoves) or bool(task.legal_thoughts(child.state))
+                depth_cut = depth_cut or moves is None or bool(moves.legal_thoughts(child.state))
                 trace.emit("cut", node=child.id, why="depth")
                 continue
             trace.emit("keep", node=child.id, score=child.score, deferred=child in deferred or None)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.budget import Budget, Usage
-from solver.capabilities import OwnEvaluators, OwnGenerators, TunesParts, require_parts, task_options
+from solver.capabilities import OwnEvaluators, OwnGenerators, TunesParts, find, require_parts, task_options
 from solver.complete import complete_dfs
 from solver.evaluators import Evaluator, make_evaluator
 from solver.generators import Generator, make_generator
@@ -104,12 +104,13 @@ def usage_for(s: Settings, client: LMClient | None) -> Usage:
 def make_parts(task: Any, s: Settings) -> tuple[Generator, Evaluator]:
     """The generator and evaluator ``s`` names: the task's own where it has one of that name
     (OwnGenerators, OwnEvaluators), else the core's; then the task's tuning (TunesParts)."""
-    gen = (task.make_generator(s.generator, s) if isinstance(task, OwnGenerators) else None) or make_generator(
+    own_gen, own_ev, tuner = find(task, OwnGenerators), find(task, OwnEvaluators), find(task, TunesParts)
+    gen = (own_gen.make_generator(s.generator, s) if own_gen else None) or make_generator(
         s.generator, k=s.k, temperature=s.temperature, seed=s.seed, chat=s.chat)
-    ev = (task.make_evaluator(s.evaluator, s) if isinstance(task, OwnEvaluators) else None) or make_evaluator(
+    ev = (own_ev.make_evaluator(s.evaluator, s) if own_ev else None) or make_evaluator(
         s.evaluator, n=s.n_evaluate, seed=s.seed, chat=s.chat)
-    if isinstance(task, TunesParts):
-        gen, ev = task.tune(gen, ev)
+    if tuner is not None:
+        gen, ev = tuner.tune(gen, ev)
     return gen, ev
 
 

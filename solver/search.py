@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from solver.budget import BudgetExhausted, Usage
-from solver.capabilities import MissingCapability, Unchecked, missing_message, require_parts, task_options
+from solver.capabilities import MissingCapability, Unchecked, find, has, missing_message, require_parts, task_options
 from solver.evaluators import Evaluator
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.lm.session import Session, gather_all, trace_sink
 from solver.node import Node, NodeFactory
-from solver.task import Task, Thought
+from solver.task import Task, Thought, rule_failure
 from solver.trace import Trace
 from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid, Solved, Valid
@@ -76,7 +76,7 @@ class _Run:
                  client: LMClient | None, trace: Trace, usage: Usage, gate: bool = True) -> None:
         _check_client(client)
         require_parts(task, generator, evaluator, model=client)  # one line naming what is missing
-        if not gate and not isinstance(task, Unchecked):
+        if not gate and not has(task, Unchecked):
             raise MissingCapability(missing_message(task, Unchecked, "a search without the gate (gate=False)"))
         self.task, self.puzzle, self.gate = task, puzzle, gate
         self.generator, self.evaluator = generator, evaluator
@@ -117,11 +117,12 @@ class _Run:
             self.proposed += 1
             verdict = self.task.check(node.state, th)
             gate_reason = None
-            if isinstance(verdict, Invalid) and not self.gate and isinstance(self.task, Unchecked):
+            unchecked = None if self.gate else find(self.task, Unchecked)
+            if isinstance(verdict, Invalid) and unchecked is not None:
                 # Gate off (the paper's behaviour; the task is Unchecked, see __init__): trust the
                 # model's own account of the next state; only the final answer check stands
                 # between it and the user.
-                loose = self.task.apply_unchecked(node.state, th)
+                loose = unchecked.apply_unchecked(node.state, th)
                 if not isinstance(loose, Invalid):
                     gate_reason, verdict = verdict.reason, loose
             if isinstance(verdict, Invalid):
@@ -176,7 +177,7 @@ class _Run:
         is verified (a crossword without an answer key is returned, never verified)."""
         answer = self.task.answer(node.state)
         report = self.task.report_answer(self.puzzle, answer)
-        problem = self.task.verify_answer(self.puzzle, answer)
+        problem = rule_failure(self.task, self.puzzle, answer)
         if problem is not None:
             self.trace.emit("answer", node=node.id, answer=answer, verified=False, accepted=False,
                             reason=problem.reason, report=report.to_json())

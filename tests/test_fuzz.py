@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solver.evaluators import parse_vote
-from solver.task import Thought
+from solver.task import Thought, rule_failure
 from tasks.datafiles import shared_data
 from tasks.game24 import Game24
 from tasks.game24.task import State24, parse_puzzle
@@ -211,9 +211,9 @@ def feed_game24(text: str) -> None:
         tree = ref.read_tree(text)  # read by hand, valued with sympy
         assert tree is not None, text
         assert ref.answer_ok(puzzle, tree), text
-        assert G24["reject"].verify_answer(" ".join(map(str, puzzle)), text) is None
+        assert rule_failure(G24["reject"], " ".join(map(str, puzzle)), text) is None
     # The text as a puzzle: a known answer of 4 9 10 13 passes exactly when the text is that puzzle.
-    got = G24["reject"].verify_answer(text, "(10 - 4) * (13 - 9)")
+    got = rule_failure(G24["reject"], text, "(10 - 4) * (13 - 9)")
     assert got is None or (isinstance(got, Invalid) and got.reason)
     try:
         nums = parse_puzzle(text)
@@ -297,7 +297,7 @@ def _sudoku_target() -> FuzzTarget:
                 assert str(exc)
             else:
                 assert rules_ok(st.board, boxes)
-            res = task.verify_answer(puzzles[boxes], text)
+            res = rule_failure(task, puzzles[boxes], text)
             if res is None:  # accepted: read by hand, a solution by python-constraint
                 givens = ref.read_board(puzzles[boxes])
                 board = ref.read_board(text)
@@ -356,7 +356,7 @@ def _crosswords_target() -> FuzzTarget:
             task.root(text)
         except ValueError as exc:
             assert str(exc)
-        res = task.verify_answer(puzzle, text)
+        res = rule_failure(task, puzzle, text)
         if res is None:  # accepted: a complete grid of ASCII letters, read by hand
             letters = "".join(ch for ch in text if ch not in " \t\n\r\f\v|,")
             assert len(letters) == 25 and letters.isascii() and letters.isalpha()
@@ -404,7 +404,7 @@ def _writing_target() -> FuzzTarget:
             tasks[0].root(text)
         except ValueError as exc:
             assert str(exc)
-        if tasks[0].verify_answer(line, text) is None:
+        if rule_failure(tasks[0], line, text) is None:
             passage_ok(text)
         for task, state in states:
             for th in [Thought(text)] + task.parse_proposals(state, text):

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.task import Thought
+from solver.task import Thought, rule_failure
 from tasks.planning.blocksworld import DOMAIN, problem
 from tasks.planning.files import join_puzzle
 from tasks.planning.task import Planning
@@ -241,9 +241,9 @@ def test_task_check_solved_and_answer_reverifies() -> None:
         state = v.state
     v = task.check(state, Thought("pair l1 master"))
     assert isinstance(v, Solved)
-    assert task.verify_answer(puzzle, task.answer(v.state)) is None
+    assert rule_failure(task, puzzle, task.answer(v.state)) is None
     assert isinstance(task.check(state, Thought("(pair l1)")), Invalid)
-    assert isinstance(task.verify_answer(puzzle, "(switch-on l1)"), Invalid)
+    assert isinstance(rule_failure(task, puzzle, "(switch-on l1)"), Invalid)
     assert all(isinstance(task.check(state, t), (Valid, Solved)) for t in task.legal_thoughts(state))
 
 

@@ -23,6 +23,7 @@ from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
 from solver.search import bfs, dfs
+from solver.task import rule_failure
 from solver.tools.cli import main
 from solver.trace import Trace
 from solver.trace_reader import read_trace
@@ -204,7 +205,7 @@ def test_hostile_model_text_is_never_executed(monkeypatch: Any) -> None:
             res = asyncio.run(search(task, "4 9 10 13", gen, ev, client))
             assert res.answer is None or MARKER not in res.answer
         for line in HOSTILE_LINES:
-            assert task.verify_answer("4 9 10 13", line) is not None
+            assert rule_failure(task, "4 9 10 13", line) is not None
             st = task.root("4 9 10 13")
             for t in task.parse_proposals(st, line):
                 assert MARKER not in t.text or isinstance(task.check(st, t), Invalid)

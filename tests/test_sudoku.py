@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.task import Thought
+from solver.task import Thought, rule_failure
 from solver.tools.cli import main
 from tasks.sudoku.generator import generate
 from tasks.sudoku.parse import extract_boards
@@ -168,8 +168,8 @@ def test_task_legal_thoughts_all_pass_the_gate_and_lead_to_the_solution():
     thoughts = task.legal_thoughts(root)
     assert thoughts and all(not isinstance(task.check(root, t), Invalid) for t in thoughts)
     verdict = task.check(root, Thought(SOLUTION))
-    assert isinstance(verdict, Solved) and task.depth(verdict.state) == 1
-    assert task.verify_answer(PUZZLE, task.answer(verdict.state)) is None
+    assert isinstance(verdict, Solved) and verdict.state.steps == 1
+    assert rule_failure(task, PUZZLE, task.answer(verdict.state)) is None
     assert task.oracle(root) and not task.oracle(task.root("12*|*3*|**3"))
     assert isinstance(task.check(root, Thought("not a board")), Invalid)
     assert task.restore(PUZZLE, task.describe(verdict.state)) == verdict.state
@@ -208,7 +208,7 @@ def test_solve_generated_puzzles_with_the_oracle_controller(capsys):
     assert [r["id"] for r in rows] == ["size4-seed7", "size4-seed8"]
     task = Sudoku()
     for r in rows:
-        assert r["verified"] and task.verify_answer(r["puzzle"], r["answer"]) is None and r["calls"] == 0
+        assert r["verified"] and rule_failure(task, r["puzzle"], r["answer"]) is None and r["calls"] == 0
         assert ref.csp_is_solution(ref.read_board(r["puzzle"]), ref.read_board(r["answer"]), boxes=False)
 
 

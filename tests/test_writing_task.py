@@ -13,7 +13,7 @@ from solver.generators import Sample, make_generator
 from solver.lm.client import LMClient
 from solver.node import NodeFactory
 from solver.run import Settings, solve
-from solver.task import Task, Thought
+from solver.task import Task, Thought, rule_failure
 from solver.trace import Trace
 from tasks.writing import Writing, WritingState
 from tasks.writing.cli import PLUGIN
@@ -49,15 +49,15 @@ def test_plan_then_passage_gate():
     root = t.root(LINE)
     assert isinstance(t.check(root, Thought("  ")), Invalid)
     v = t.check(root, Thought("A rainy evening."))
-    assert isinstance(v, Valid) and v.state.plan == "A rainy evening." and t.depth(v.state) == 1
+    assert isinstance(v, Valid) and v.state.plan == "A rainy evening." and v.state.passage is None
     assert root.plan is None  # the old state is untouched
     bad = t.check(v.state, Thought(BAD))
     assert isinstance(bad, Invalid) and bad.reason.startswith("paragraph 3 must end with sentence 3")
     ok = t.check(v.state, Thought(GOOD))
-    assert isinstance(ok, Solved) and t.depth(ok.state) == 2
-    assert t.verify_answer(LINE, t.answer(ok.state)) is None
+    assert isinstance(ok, Solved) and ok.state.plan is not None and ok.state.passage is not None
+    assert rule_failure(t, LINE, t.answer(ok.state)) is None
     assert isinstance(t.check(ok.state, Thought(GOOD)), Invalid)
-    assert t.verify_answer(LINE, BAD) is not None and t.verify_answer("One.", GOOD) is not None
+    assert rule_failure(t, LINE, BAD) is not None and rule_failure(t, "One.", GOOD) is not None
 
 
 def test_paragraph_by_paragraph_gate():
@@ -70,10 +70,10 @@ def test_paragraph_by_paragraph_gate():
     for i, s in enumerate(S):
         v = t.check(states[-1], Thought(f"Paragraph text {i}. {s}"))
         assert isinstance(v, Solved if i == 3 else Valid), i
-        assert t.depth(v.state) == i + 1
+        assert len(v.state.paragraphs) == i + 1
         states.append(v.state)
     assert [len(x.paragraphs) for x in states] == [0, 1, 2, 3, 4]  # every earlier state kept as it was
-    assert t.verify_answer(LINE, t.answer(states[-1])) is None
+    assert rule_failure(t, LINE, t.answer(states[-1])) is None
     assert isinstance(t.check(states[-1], Thought("More. The kettle began to sing.")), Invalid)
 
 
@@ -82,7 +82,7 @@ def test_unchecked_mode_takes_text_as_written():
     p = t.apply_unchecked(t.root(LINE), Thought("plan"))
     assert isinstance(p, Valid)
     s = t.apply_unchecked(p.state, Thought(BAD))
-    assert isinstance(s, Solved) and t.verify_answer(LINE, t.answer(s.state)) is not None
+    assert isinstance(s, Solved) and rule_failure(t, LINE, t.answer(s.state)) is not None
 
 
 def test_parsers():
@@ -166,7 +166,7 @@ def test_search_returns_only_verified_passages(decomposition):
     trace = Trace()
     s = Settings(generator="sample", evaluator="vote", breadth=1, k=2, n_evaluate=3)
     res = run(solve(Writing(decomposition), LINE, s, client, trace))
-    assert res.verified and Writing().verify_answer(LINE, res.answer) is None
+    assert res.verified and rule_failure(Writing(), LINE, res.answer) is None
     assert res.rejected >= 1
     kinds = {e["event"] for e in trace.events}
     assert {"proposal", "verdict", "score", "answer"} <= kinds

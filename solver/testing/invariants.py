@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NoReturn
 
 from solver.search import SearchResult
-from solver.task import Thought
+from solver.task import Thought, rule_failure
 from solver.testing.recording import RecordingTask
 from solver.testing.scripted import ScriptedModel
 from solver.testing.strategies import Case
@@ -310,7 +310,7 @@ def check_answers(o: Outcome, answer_ok: AnswerCheck | None = None) -> None:
     if r.verified and r.answer is None:
         fail("verified without an answer")
     if r.answer is not None:
-        problem = inner.verify_answer(puzzle, r.answer)
+        problem = rule_failure(inner, puzzle, r.answer)
         if problem is not None:
             fail(f"returned {r.answer[:80]!r}, which fails: {problem.reason}")
         if inner.report_answer(puzzle, r.answer).verified != r.verified:
@@ -321,7 +321,7 @@ def check_answers(o: Outcome, answer_ok: AnswerCheck | None = None) -> None:
             fail(f"returned {r.answer[:80]!r} as verified; the reference check refuses it")
     accepted = []
     for e in o.of("answer"):
-        ok = inner.verify_answer(puzzle, e["answer"]) is None
+        ok = rule_failure(inner, puzzle, e["answer"]) is None
         if bool(e.get("accepted")) != ok:
             fail(f"answer {e['answer'][:80]!r} accepted={e.get('accepted')}, the rules say {ok}")
         if bool(e.get("verified")) != inner.report_answer(puzzle, e["answer"]).verified:

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
-from solver.capabilities import BaselineTokens, HasOracle, MissingCapability, Unchecked, missing_message
+from solver.capabilities import BaselineTokens, HasOracle, MissingCapability, Unchecked, find, has, missing_message
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
@@ -159,7 +159,7 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
             if ev is not None and ev not in known:
                 raise UsageError(f"unknown evaluator {ev!r} in {raw!r}; choose one of {', '.join(known)}")
             label = core if (core.endswith(NO_GATE) or not no_gate) else core + NO_GATE
-            if label.endswith(NO_GATE) and not isinstance(task, Unchecked):
+            if label.endswith(NO_GATE) and not has(task, Unchecked):
                 raise MissingCapability(missing_message(task, Unchecked, f"method `{label}` (no gate)"))
             label += at + at_gen
         elif raw in baseline_names(task) or raw in BASELINES:
@@ -225,26 +225,30 @@ def tree_lost_at(task: Any, puzzle: str, events: list[dict[str, Any]]) -> int | 
     """For a failed search: 1 + the deepest depth at which it kept a state the exact oracle
     calls solvable (0 when the puzzle itself is not). States are rebuilt from the trace by
     replaying the deterministic checker, so search needs no hook for this."""
-    oracle = task.oracle if isinstance(task, HasOracle) else None
-    if oracle is None:
+    exact, unchecked = find(task, HasOracle), find(task, Unchecked)
+    if exact is None:
         return None
+    oracle = exact.oracle
     states: dict[int, Any] = {}
+    depths: dict[int, int] = {}  # node -> depth (root 0): the parent's plus one
     kept: list[int] = []
     for ev in events:
         kind = ev.get("event")
         if kind == "root":
             states[ev["node"]] = task.root(puzzle)
+            depths[ev["node"]] = 0
             kept.append(ev["node"])
         elif kind == "proposal" and "node" in ev and ev.get("parent") in states:
             parent = states[ev["parent"]]
             verdict = task.check(parent, Thought(ev["thought"]))
-            if isinstance(verdict, Invalid) and isinstance(task, Unchecked):
-                verdict = task.apply_unchecked(parent, Thought(ev["thought"]))
+            if isinstance(verdict, Invalid) and unchecked is not None:
+                verdict = unchecked.apply_unchecked(parent, Thought(ev["thought"]))
             if not isinstance(verdict, Invalid):
                 states[ev["node"]] = verdict.state
+                depths[ev["node"]] = depths[ev["parent"]] + 1
         elif kind == "keep" and ev.get("node") in states:
             kept.append(ev["node"])
-    solvable = [task.depth(states[n]) for n in kept if oracle(states[n])]
+    solvable = [depths[n] for n in kept if oracle(states[n])]
     return 1 + max(solvable) if solvable else 0
 
 
@@ -257,7 +261,8 @@ class _Runner:
             if getattr(args, name) < 1:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
         # writing: whole passages, not 48 tokens
-        tokens = self.task.baseline_tokens if isinstance(self.task, BaselineTokens) else {}
+        limits = find(self.task, BaselineTokens)
+        tokens = limits.baseline_tokens if limits is not None else {}
         self.cfg = BaselineConfig(samples=args.samples, rounds=args.refine_rounds,
                                   temperature=self.settings.temperature, seed=self.settings.seed,
                                   chat=self.settings.chat)

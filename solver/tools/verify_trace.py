@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from solver.capabilities import Unchecked
-from solver.task import Thought
+from solver.capabilities import Unchecked, find
+from solver.task import Thought, rule_failure
 from solver.trace_reader import read_trace
 from verifiers.verdict import Invalid, Solved, Valid
 
@@ -121,7 +121,7 @@ def _check_run(events: list[dict[str, Any]], plugins: dict[str, Any], label: str
                 raise Mismatch(f"{where}: node {to} holds {task.describe(states[to])!r}, "
                                f"the trace says {ev['state']!r}")
         elif name == "raw_answer" and isinstance(ev.get("answer"), str):  # a baseline's model answer
-            valid = task.verify_answer(puzzle, ev["answer"]) is None
+            valid = rule_failure(task, puzzle, ev["answer"]) is None
             if bool(ev.get("valid")) != valid:
                 raise Mismatch(f"{where}: the trace says valid={bool(ev.get('valid'))} for the model answer "
                                f"{ev['answer'][:40]!r}, the answer check says {valid}")
@@ -180,7 +180,8 @@ def _check_verdict(task: Any, ev: dict[str, Any], where: str, states: dict[int, 
     if kind == "unchecked":  # the gate was off (ablation): the gate must refuse it, as recorded
         if not isinstance(verdict, Invalid):
             raise Mismatch(f"{where}: recorded as let in past the gate, but the gate accepts {thought[:60]!r}")
-        verdict = task.apply_unchecked(states[parent], Thought(thought)) if isinstance(task, Unchecked) else verdict
+        unchecked = find(task, Unchecked)
+        verdict = unchecked.apply_unchecked(states[parent], Thought(thought)) if unchecked is not None else verdict
         if isinstance(verdict, Invalid):
             raise Mismatch(f"{where}: the unchecked step {thought[:60]!r} no longer applies: {verdict.reason}")
     elif isinstance(verdict, Invalid):

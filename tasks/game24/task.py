@@ -20,7 +20,7 @@ from verifiers.arithmetic import (
     parse_step,
     report_answer,
 )
-from verifiers.report import AnswerReport, Check, as_invalid
+from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 TARGET = 24
@@ -168,10 +168,6 @@ class Game24:
             return AnswerReport(RULES_24.format(target=TARGET),
                                 (Check("the puzzle is four whole numbers", False, str(exc)),))
         return report_answer(nums, answer, TARGET)
-
-    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
-        report = self.report_answer(puzzle, answer)
-        return as_invalid(report)
 
     # ---- baselines (solver/tools/baselines.py) and the gate ablation (search with gate=False) ----
 

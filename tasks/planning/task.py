@@ -142,13 +142,6 @@ class Planning:
     def report_answer(self, puzzle: str, answer: str, optimal_length: int | None = None) -> AnswerReport:
         return report_plan(self.problem(puzzle), answer, optimal_length)
 
-    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
-        try:
-            rep = self.report_answer(puzzle, answer)
-        except ValueError as e:
-            return Invalid(str(e))
-        return None if rep.verified else Invalid(rep.reason or "not verified")
-
     def restore(self, puzzle: str, description: str) -> PlanState:
         """The state ``describe`` wrote (for ``tot audit``), rebuilt by replaying its actions."""
         state = self.root(puzzle)

@@ -12,7 +12,7 @@ from solver.generators import Propose, Sample
 from solver.task import Thought
 from tasks.sudoku import prompts
 from tasks.sudoku.parse import extract_boards
-from verifiers.report import AnswerReport, Check, as_invalid
+from verifiers.report import AnswerReport, Check
 from verifiers.sudoku import (
     Board,
     blanks,
@@ -197,10 +197,6 @@ class Sudoku:
             return AnswerReport(rules_text(n, self.boxes),
                                 (Check(f"a {n}x{n} board of digits 1-{n}", False, str(exc)),))
         return report_solution(givens, board, self.boxes)
-
-    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
-        report = self.report_answer(puzzle, answer)
-        return as_invalid(report)
 
     def restore(self, puzzle: str, description: str) -> SudokuState:
         """The state ``describe`` wrote (for ``tot audit``); how it was reached is not kept."""

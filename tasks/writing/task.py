@@ -19,7 +19,7 @@ from solver.evaluators import Value, Vote
 from solver.generators import Propose, Sample
 from solver.task import Thought
 from tasks.writing import prompts
-from verifiers.report import AnswerReport, Check, as_invalid
+from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 from verifiers.writing import (
     MAX_PASSAGE_CHARS,
@@ -161,9 +161,6 @@ class Writing:
             return AnswerReport(rules_text(4, self.relax),
                                 (Check("the input holds four sentences", False, str(exc)),))
         return report_passage(sentences, answer, self.relax)
-
-    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
-        return as_invalid(self.report_answer(puzzle, answer))
 
     def describe(self, state: WritingState) -> str:
         if state.passage is not None:
