@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from solver.capabilities import LegalMoves, find
 from solver.task import Thought, rule_failure
 from solver.tools.cli import main
 from tasks.crosswords.task import Crosswords
@@ -98,7 +99,7 @@ def test_the_sudoku_gate_solves_only_what_the_answer_check_verifies():
         for boxes in (True, False):
             task = Sudoku(boxes=boxes)
             state = task.root(p.text)
-            for th in task.legal_thoughts(state):
+            for th in find(task, LegalMoves).legal_thoughts(state):
                 v = task.check(state, th)
                 if isinstance(v, Solved):
                     assert task.report_answer(p.text, task.answer(v.state)).verified
@@ -121,7 +122,7 @@ def test_the_sudoku_gate_solves_only_what_the_answer_check_verifies():
 
 def _paths(task: Game24, state, depth=0):
     """Every chain of legal steps from ``state`` (by the checker's enumeration)."""
-    for th in task.legal_thoughts(state):
+    for th in find(task, LegalMoves).legal_thoughts(state):
         v = task.check(state, th)
         assert not isinstance(v, Invalid)
         yield v

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from lexicon import build_lexicon
 from solver.budget import Budget, Usage
+from solver.capabilities import HasOracle, LegalMoves, ProposePrompts, Restorable, find
 from solver.evaluators import Oracle, Prior
 from solver.generators import EnumerateRank
 from solver.lm.client import LMClient
@@ -91,16 +92,16 @@ def test_oracle_and_restore(small_lex):
     st0 = task.root(P1.text())
     good = task.check(st0, Thought("h2. MOTOR")).state
     bad = task.check(st0, Thought("h2. DOTOR")).state
-    assert task.oracle(good) and not task.oracle(bad)
-    assert task.restore(P1.text(), task.describe(good)) == good
+    assert find(task, HasOracle).oracle(good) and not find(task, HasOracle).oracle(bad)
+    assert find(task, Restorable).restore(P1.text(), task.describe(good)) == good
     with pytest.raises(ValueError):
-        task.oracle(Crosswords(small_lex).root(Puzzle(P1.clues).text()))
+        find(task, HasOracle).oracle(Crosswords(small_lex).root(Puzzle(P1.clues).text()))
 
 
 def test_legal_thoughts_most_constrained_first(small_lex):
     task = Crosswords(small_lex, candidates=3)
     state = task.check(task.root(P1.text()), Thought("h1. AGEND")).state
-    thoughts = task.legal_thoughts(state)
+    thoughts = find(task, LegalMoves).legal_thoughts(state)
     assert thoughts and all(isinstance(task.check(state, t), (Valid, Solved)) for t in thoughts)
     first_slot = thoughts[0].text.split(".")[0]
     assert first_slot.startswith("v")  # columns now have a known first letter; rows do not
@@ -110,7 +111,7 @@ def test_parse_proposals_orders_by_confidence(small_lex):
     task = Crosswords(small_lex)
     st0 = task.root(P1.text())
     text = "h2. MOTOR (medium)\nv1. AMASS (certain)\nnot a line\nh3. ARTSY\n\nClues and letters:\nh4. SALLE (high)\n"
-    out = task.parse_proposals(st0, text)
+    out = find(task, ProposePrompts).parse_proposals(st0, text)
     assert [t.text for t in out] == ["v1. AMASS", "h2. MOTOR", "h3. ARTSY"]
     assert out[0].prior == 1.0
 
@@ -208,7 +209,7 @@ def test_clue_rank_orders_by_likelihood_after_the_clue(small_lex):
     out = run(ClueRank()(task, state, _fake_client(backend).session()))
     assert out[0].text == "v1. AMASS"
     assert all("Clue: " in p for p, _ in backend.score_requests)
-    assert {t.text for t in out} == {t.text for t in task.legal_thoughts(state)}
+    assert {t.text for t in out} == {t.text for t in find(task, LegalMoves).legal_thoughts(state)}
 
 
 # ---- command line ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from solver.capabilities import ProposePrompts, find
 from solver.evaluators import Value, Vote
 from solver.generators import Propose, Sample
 from solver.lm.base import GenParams, LMError
@@ -207,7 +208,7 @@ def test_hostile_model_text_is_never_executed(monkeypatch: Any) -> None:
         for line in HOSTILE_LINES:
             assert rule_failure(task, "4 9 10 13", line) is not None
             st = task.root("4 9 10 13")
-            for t in task.parse_proposals(st, line):
+            for t in find(task, ProposePrompts).parse_proposals(st, line):
                 assert MARKER not in t.text or isinstance(task.check(st, t), Invalid)
     finally:
         _armed = False
