@@ -179,7 +179,7 @@ class OwnBaselines(Protocol):
 class BaselinePrompts(Protocol):
     """The paper's baselines (``io``, ``cot``, ``cot-sc``, ``io-best``, ``cot-best``):
     few-shot prompts and the parser of an answer. The answer is checked by the core's
-    ``verify_answer``."""
+    ``solver.task.rule_failure``."""
 
     def io_prompt(self, puzzle: str, chat: bool) -> str:
         """Few-shot prompt asking for the answer directly."""
