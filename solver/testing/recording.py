@@ -209,6 +209,12 @@ class RecordingPart:
     def __init__(self, owner: RecordingTask, part: Any) -> None:
         self.inner, self._owner = part, owner
 
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        """The part's class: a task's own generator or evaluator may look its part up by its
+        concrete class (``find(task, CandidateWords)``), which must find the wrapped part."""
+        return type(self.inner)
+
     def __getattr__(self, name: str) -> Any:
         if name in ("inner", "_owner"):  # not set yet: no recursion
             raise AttributeError(name)
