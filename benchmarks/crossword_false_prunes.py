@@ -17,6 +17,7 @@ import time
 from collections import defaultdict
 
 from lexicon import default_lexicon
+from solver.capabilities import OwnEvaluators, find
 from solver.run import ModelSettings, SearchSettings, Settings, make_client
 from tasks.crosswords import Crosswords
 from tasks.crosswords.data import TEST_INDICES, default_data, load_puzzles
@@ -58,7 +59,7 @@ async def audit(args: argparse.Namespace) -> None:
         client = make_client(s, backend)
         if client is not None:
             backend = client.backend
-        ev = task.make_evaluator(ev_name, s)
+        ev = find(task, OwnEvaluators).make_evaluator(ev_name, s)
         if ev is None:
             from solver.evaluators import make_evaluator
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Sequence
 
+from solver.capabilities import HasOracle, LegalMoves, find
 from solver.lm.base import Completion, GenParams
 from tasks.game24 import Game24
 from tasks.game24.task import State24
@@ -29,8 +30,8 @@ def game24_responder(k: int) -> Callable[[str, int], str]:
         nums = tuple(sorted(Fraction(x) for x in text.split()))
         state = State24(nums, tuple(str(n) for n in nums))
         if "Judgement:" in prompt[-20:]:
-            return " sure" if task.oracle(state) else " impossible"
-        steps = [t.text for t in task.legal_thoughts(state)]
+            return " sure" if find(task, HasOracle).oracle(state) else " impossible"
+        steps = [t.text for t in find(task, LegalMoves).legal_thoughts(state)]
         if not steps:
             return ""
         r = index % len(steps)

@@ -12,6 +12,8 @@ from typing import Any, Sequence
 
 from perf_row import Row
 
+from solver.capabilities import LegalMoves, find
+from solver.expansion import rule_failure
 from solver.task import Thought
 from tasks.game24 import Game24
 from tasks.game24.data import default_csv, load_csv
@@ -34,7 +36,7 @@ def bench_check() -> list[Row]:
     cases: list[tuple[Any, Thought]] = []
     for p in puzzles:
         st = task.root(p)
-        legal = [t.text for t in task.legal_thoughts(st)]
+        legal = [t.text for t in find(task, LegalMoves).legal_thoughts(st)]
         for text in rng.sample(legal, min(4, len(legal))):
             cases.append((st, Thought(text)))
             cases.append((st, Thought(text.replace("(left:", "(left: 1"))))  # a wrong left list
@@ -51,7 +53,7 @@ def bench_check() -> list[Row]:
     per = []
     for t, p, a in ans:
         t0 = time.perf_counter_ns()
-        t.verify_answer(p, a)
+        rule_failure(t, p, a)
         per.append(time.perf_counter_ns() - t0)
     rows.append(Row("check", "game24: verify one final answer", round(statistics.median(per) / 1000, 1),
                     "us (median)", "", f"{len(ans)} answers (ast whitelist, exact)"))
@@ -81,7 +83,7 @@ def _sudoku_cases() -> tuple[Any, list[tuple[Any, Thought]], str]:
     cases = []
     for _pid, text in PLUGIN.puzzles(args):
         st = task.root(text)
-        cases += [(st, t) for t in list(task.legal_thoughts(st))[:10]]
+        cases += [(st, t) for t in list(find(task, LegalMoves).legal_thoughts(st))[:10]]
         cases += [(st, Thought("row 9 col 9 = 9")), (st, Thought("no idea"))]
     return task, cases, "20 generated 4x4 boards: legal moves and malformed ones"
 

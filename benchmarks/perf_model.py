@@ -7,6 +7,7 @@ import time
 
 from perf_row import Row
 
+from solver.capabilities import ProposePrompts, ValuePrompts, find
 from solver.lm.base import GenParams
 from tasks.game24 import Game24
 from tasks.game24.data import default_csv, load_csv
@@ -30,12 +31,12 @@ def bench_model(calls: int, threads: int | None) -> list[Row]:
         for st in states:
             if not reuse:
                 backend._gen.reset()  # forget the KV cache: the whole prompt is read again
-            c = backend._complete_sync(task.propose_prompt(st, False), params)
+            c = backend._complete_sync(find(task, ProposePrompts).propose_prompt(st, False), params)
             ptok += c.prompt_tokens
             ctok += c.completion_tokens
         return time.perf_counter() - t0, ptok, ctok
 
-    backend._complete_sync(task.propose_prompt(states[0], False), params)
+    backend._complete_sync(find(task, ProposePrompts).propose_prompt(states[0], False), params)
     without, with_ = gen(False), gen(True)
     for label, (secs, p, c) in (("without prefix reuse", without), ("with prefix reuse", with_)):
         rows.append(Row("model", f"propose, {label}", round((p + c) / secs, 1), "tokens/s",
@@ -49,7 +50,7 @@ def bench_model(calls: int, threads: int | None) -> list[Row]:
         t0 = time.perf_counter()
         full = 0
         for st in states:
-            prompt = task.value_prompt(st, False)
+            prompt = find(task, ValuePrompts).value_prompt(st, False)
             if mode == "none":  # every continuation read from scratch
                 for lab in labels:
                     backend._scorer.reset()
@@ -61,7 +62,7 @@ def bench_model(calls: int, threads: int | None) -> list[Row]:
             full += 3 * len(backend._scorer.tokenize(prompt.encode(), add_bos=True, special=False))
         return time.perf_counter() - t0, full
 
-    backend._score_sync(task.value_prompt(states[0], False), labels)
+    backend._score_sync(find(task, ValuePrompts).value_prompt(states[0], False), labels)
     res = {m: score(m) for m in ("none", "within", "across")}
     names = {"none": "no reuse", "within": "reuse within a call", "across": "reuse within and across calls"}
     for m, (secs, full) in res.items():

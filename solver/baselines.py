@@ -1,14 +1,15 @@
 """The paper's baselines, task-agnostic: IO, CoT, CoT-SC (majority vote), iterative refinement
 with the exact checker's feedback, and best-of-k with an oracle pick.
 
-A task opts in by implementing ``BaselinePrompts`` (prompts and an answer parser;
-``solver.capabilities``) next to its ``Task`` methods, and ``RefinePrompt`` for ``refine``. A task
-may also bring baselines of its own (``OwnBaselines``: writing's coherence-judged refine, Sudoku's
-zero-/one-/few-shot prompts): each is a function of a ``BaselineRun`` that asks the model through
-it and returns the answer it picked; the run does the parsing, the counting, the trace and the
-final exact check, here and nowhere else. Every method returns an answer only after
-``rule_failure`` (the task's rules, or its report) accepted it, and counts the raw model answers
-that were invalid (unparseable or rejected) before that check.
+A task opts in by composing a ``BaselinePrompts`` part (prompts and an answer parser;
+``solver.capabilities``), and a ``RefinePrompt`` part for ``refine``; parts are found with
+``solver.capabilities.find``. A task may also bring baselines of its own (``OwnBaselines``:
+writing's coherence-judged refine, Sudoku's zero-/one-/few-shot prompts): each is a function
+of a ``BaselineRun`` that asks the model through it and returns the answer it picked; the run does
+the parsing, the counting, the trace and the final exact check, here and nowhere else. Every
+method returns an answer only after the task's answer rules (``solver.expansion.rule_failure``)
+accepted it, and counts the raw model answers that were invalid (unparseable or rejected) before
+that check.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from solver.capabilities import (
     AnswerParser,
     BaselinePrompts,
     BaselineStops,
-    MissingCapability,
     OwnBaselines,
     RefinePrompt,
-    missing_message,
+    find,
+    has,
     no_model,
+    require,
     task_options,
 )
 from solver.expansion import rule_failure
@@ -44,7 +46,8 @@ BASELINES: tuple[str, ...] = ("io", "cot", "cot-sc", "refine", "io-best", "cot-b
 
 def own_baselines(task: Any) -> Mapping[str, Callable[[BaselineRun], Awaitable[str | None]]]:
     """The task's own baselines by name; empty when it has none."""
-    return task.own_baselines if isinstance(task, OwnBaselines) else {}
+    own = find(task, OwnBaselines)
+    return own.own_baselines if own is not None else {}
 
 
 def baseline_names(task: Any) -> tuple[str, ...]:
@@ -98,15 +101,14 @@ def baseline_parts(task: Any, method: str) -> tuple[type, ...]:
 def supports(task: Any, method: str) -> bool:
     """Whether ``task`` implements what ``method`` needs (a task's own baseline of that name counts)."""
     known = method in BASELINES or method in own_baselines(task)
-    return known and all(isinstance(task, part) for part in baseline_parts(task, method))
+    return known and all(has(task, part) for part in baseline_parts(task, method))
 
 
 def require_baseline(task: Any, method: str, client: object) -> None:
     """MissingCapability (one line) when ``task`` lacks a capability ``method`` needs, or when
     there is no model (``client`` None)."""
     for part in baseline_parts(task, method):
-        if not isinstance(task, part):
-            raise MissingCapability(missing_message(task, part, f"baseline `{method}`"))
+        require(task, part, f"baseline `{method}`")
     if client is None:
         raise no_model(f"baseline `{method}`")
 
@@ -140,7 +142,9 @@ class BaselineRun:
         self.model = client.session(usage, trace_sink(trace))
         self.raw = self.invalid = 0
         self.texts: list[str] = []
-        self.stop: tuple[str, ...] = tuple(task.baseline_stop) if isinstance(task, BaselineStops) else ()
+        stops = find(task, BaselineStops)
+        self.stop: tuple[str, ...] = tuple(stops.baseline_stop) if stops is not None else ()
+        self.parser = require(task, AnswerParser, "a baseline")
 
     def params(self, n: int, max_tokens: int) -> GenParams:
         return GenParams(n=n, temperature=self.cfg.temperature, max_tokens=max_tokens, stop=self.stop,
@@ -162,7 +166,7 @@ class BaselineRun:
     def read(self, text: str) -> tuple[str | None, Invalid | None]:
         """Parse and check one raw output: (answer, problem)."""
         self.raw += 1
-        answer = self.task.parse_answer(self.puzzle, text)
+        answer = self.parser.parse_answer(self.puzzle, text)
         problem = Invalid("no answer found") if answer is None else rule_failure(self.task, self.puzzle, answer)
         if problem is not None:
             self.invalid += 1
@@ -203,22 +207,27 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
                samples=cfg.samples, rounds=cfg.rounds, seed=cfg.seed)
     chosen: str | None = None
     own = own_baselines(task).get(method)
+    prompts = find(task, BaselinePrompts)  # present unless the method is the task's own (required above)
     try:
         if own is not None:
             chosen = await own(b)
         elif method in ("io", "cot"):
-            prompt = task.io_prompt(puzzle, cfg.chat) if method == "io" else task.cot_prompt(puzzle, cfg.chat)
+            assert prompts is not None
+            prompt = prompts.io_prompt(puzzle, cfg.chat) if method == "io" else prompts.cot_prompt(puzzle, cfg.chat)
             texts = await b.ask(prompt, 1, cfg.io_tokens if method == "io" else cfg.cot_tokens, method)
             if texts:
                 chosen, _ = b.read(texts[0])
         elif method == "cot-sc":
-            texts = await b.ask(task.cot_prompt(puzzle, cfg.chat), cfg.samples, cfg.cot_tokens, method)
+            assert prompts is not None
+            texts = await b.ask(prompts.cot_prompt(puzzle, cfg.chat), cfg.samples, cfg.cot_tokens, method)
             answers = [b.read(t)[0] for t in texts]
-            chosen = majority(answers, task.answer_key if isinstance(task, AnswerKey) else None)
+            keyer = find(task, AnswerKey)
+            chosen = majority(answers, keyer.answer_key if keyer is not None else None)
         elif method in ("io-best", "cot-best"):
             # Oracle pick: the exact check is the oracle, so any valid sample is the answer.
             io = method == "io-best"
-            prompt = task.io_prompt(puzzle, cfg.chat) if io else task.cot_prompt(puzzle, cfg.chat)
+            assert prompts is not None
+            prompt = prompts.io_prompt(puzzle, cfg.chat) if io else prompts.cot_prompt(puzzle, cfg.chat)
             texts = await b.ask(prompt, cfg.samples, cfg.io_tokens if io else cfg.cot_tokens, method)
             for t in texts:
                 answer, problem = b.read(t)
@@ -234,7 +243,9 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
 async def _refine(b: BaselineRun) -> str | None:
     """Attempt 1 is IO; each later attempt sees the previous one and the exact checker's reason."""
     task, puzzle, cfg = b.task, b.puzzle, b.cfg
-    prompt = task.io_prompt(puzzle, cfg.chat)
+    user = "baseline `refine`"
+    prompts, refiner = require(task, BaselinePrompts, user), require(task, RefinePrompt, user)
+    prompt = prompts.io_prompt(puzzle, cfg.chat)
     for attempt in range(cfg.rounds):
         # A distinct seed per round: the same prompt may recur, and the same sample would too.
         texts = await b.ask(prompt, 1, cfg.io_tokens, "refine", seed_offset=attempt)
@@ -243,6 +254,6 @@ async def _refine(b: BaselineRun) -> str | None:
         answer, problem = b.read(texts[0])
         if problem is None:
             return answer
-        prompt = task.refine_prompt(puzzle, answer or texts[0].strip(), problem.reason if problem else "",
+        prompt = refiner.refine_prompt(puzzle, answer or texts[0].strip(), problem.reason if problem else "",
                                     cfg.chat)
     return None

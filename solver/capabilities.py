@@ -1,8 +1,9 @@
 """The optional parts of a Task, each a named protocol, and the one check that a run has them.
 
-A task is the core ``solver.task.Task`` (parse, check, answer, re-verify, describe) plus any of
-the capabilities below. Search, generators, evaluators, baselines and the ``tot`` commands ask for
-a capability with ``isinstance(task, Capability)`` (never by probing attribute names), and a run
+A task is the core ``solver.task.Task`` (root, check, answer, report_answer, describe) plus any
+of the capabilities below, given by the task itself or by one of the part objects in its ``parts``
+tuple. Search, generators, evaluators, baselines and the ``tot`` commands ask for a capability with
+``find(task, Capability)`` / ``require(...)`` (never by probing attribute names), and a run
 that needs one the task lacks stops before it starts with ``MissingCapability``: one line naming
 who needs what, e.g. "evaluator `oracle` needs a task with an exact oracle (HasOracle:
 oracle(state) -> bool); MyTask has none". docs/task-protocol.md lists who needs which.
@@ -13,7 +14,7 @@ States are typed ``Any`` here: a task's own state type fits every capability.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Hashable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import Any, Awaitable, Callable, Hashable, Mapping, Protocol, Sequence, TypeVar, cast, runtime_checkable
 
 from solver.task import Restorable, Task, Thought
 from verifiers.verdict import Invalid, Verdict
@@ -189,7 +190,7 @@ class OwnBaselines(Protocol):
 class BaselinePrompts(Protocol):
     """The paper's baselines (``io``, ``cot``, ``cot-sc``, ``io-best``, ``cot-best``):
     few-shot prompts and the parser of an answer. The answer is checked by the core's
-    ``verify_answer``."""
+    ``solver.expansion.rule_failure``."""
 
     def io_prompt(self, puzzle: str, chat: bool) -> str:
         """Few-shot prompt asking for the answer directly."""
@@ -278,6 +279,7 @@ CAPABILITIES: dict[type, str] = {
     BaselineTokens: "baseline token limits (BaselineTokens: baseline_tokens)",
     AnswerKey: "an answer key (AnswerKey: answer_key(answer))",
     ChainSteps: "chain steps (ChainSteps: chain_thoughts(puzzle, text))",
+    AnswerRules: "key-free answer rules (AnswerRules: verify_answer(puzzle, answer))",
     SoftScore: "a soft scorer (SoftScore: soft_score(client, answer, n), soft_score_name)",
 }
 
@@ -309,23 +311,26 @@ def missing_message(task: object, part: type, user: str) -> str:
 
 
 def missing(task: object, part: type, user: str) -> MissingCapability:
-    """The error for ``user`` run on a ``task`` without the capability ``part``. Raise it after
-    an ``isinstance`` check (which also narrows the task's type for mypy)."""
+    """The error for ``user`` run on a ``task`` without the capability ``part`` (``require``
+    raises it; use it directly where ``find`` returned None)."""
     return MissingCapability(missing_message(task, part, user))
 
 
 P = TypeVar("P")
 
 
-def find(task: object, part: type[P]) -> P | None:
+# ``part`` is typed as a callable returning P, not ``type[P]``: mypy refuses a protocol class where
+# ``type[P]`` is expected (python/mypy#4717), and every capability here is a protocol.
+def find(task: object, part: Callable[..., P]) -> P | None:
     """The object that gives ``task`` the capability ``part``: the task itself when it has it,
     else the first of its optional ``parts`` (a sequence of part objects the task composes) that
     has it; None when neither does. Every capability lookup of the core goes through here."""
-    if isinstance(task, part):
-        return task
+    cls = cast(type, part)
+    if isinstance(task, cls):
+        return cast(P, task)
     for p in getattr(task, "parts", None) or ():
-        if isinstance(p, part):
-            return p
+        if isinstance(p, cls):
+            return cast(P, p)
     return None
 
 
@@ -334,12 +339,12 @@ def has(task: object, part: type) -> bool:
     return find(task, part) is not None
 
 
-def require(task: object, part: type[P], user: str) -> P:
+def require(task: object, part: Callable[..., P], user: str) -> P:
     """The part of ``task`` with the capability ``part`` (see ``find``); MissingCapability naming
     ``user`` when it has none."""
     found = find(task, part)
     if found is None:
-        raise missing(task, part, user)
+        raise missing(task, cast(type, part), user)
     return found
 
 
@@ -360,8 +365,7 @@ def needs_of(part: object) -> Needs:
 
 
 # The members of the core ``Task`` protocol, in its order (for the message naming what is missing).
-CORE: tuple[str, ...] = ("name", "max_depth", "root", "depth", "check", "answer", "report_answer",
-                         "verify_answer", "describe")
+CORE: tuple[str, ...] = ("name", "max_depth", "root", "check", "answer", "report_answer", "describe")
 
 
 def require_core(task: object, user: str = "a search") -> None:
@@ -398,4 +402,5 @@ def _user_name(part: object) -> str:
 def task_options(task: object) -> dict[str, Any]:
     """What rebuilds ``task`` (its ``options()``, e.g. Sudoku's rule set), for trace headers;
     {} for a task without ``HasOptions``."""
-    return dict(task.options()) if isinstance(task, HasOptions) else {}
+    part = find(task, HasOptions)
+    return dict(part.options()) if part is not None else {}

@@ -51,6 +51,7 @@ async def search_complete(run: Expansion, *, depth: int | None = None, decimals:
     exhaustive = bool(getattr(run.generator, "exhaustive", False))
     explored: dict[Any, int] = {}  # state -> the most depth left when it was fully explored
     depth_cut = False
+    moves = find(task, LegalMoves)
 
     async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:
         nonlocal depth_cut

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, ClassVar, Protocol, Sequence
 
-from solver.capabilities import HasOracle, Needs, ValuePrompts, VotePrompt, missing, no_model
+from solver.capabilities import HasOracle, Needs, ValuePrompts, VotePrompt, no_model, require
 from solver.lm.base import GenParams
 from solver.lm.session import Session
 from solver.node import Node
@@ -39,8 +39,7 @@ _OneState = Callable[[ValuePrompts, Node[Any], Session], Awaitable[tuple[float, 
 async def _each_state(name: str, one: _OneState, task: Task[Any], nodes: Sequence[Node[Any]],
                       model: Session | None) -> list[tuple[float, Any]]:
     """Value-prompt evaluators: ``one`` per node, concurrently, after the capability and model checks."""
-    if not isinstance(prompts := task, ValuePrompts):
-        raise missing(task, ValuePrompts, f"evaluator `{name}`")
+    prompts = require(task, ValuePrompts, f"evaluator `{name}`")
     if model is None:
         raise no_model(f"evaluator `{name}`")
     return list(await model.gather(*(one(prompts, nd, model) for nd in nodes)))
@@ -126,8 +125,7 @@ class Vote:
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
                        model: Session | None) -> list[tuple[float, Any]]:
-        if not isinstance(prompt := task, VotePrompt):
-            raise missing(task, VotePrompt, f"evaluator `{self.name}`")
+        prompt = require(task, VotePrompt, f"evaluator `{self.name}`")
         if model is None:
             raise no_model(f"evaluator `{self.name}`")
         p = self.params
@@ -166,8 +164,7 @@ class Oracle:
 
     async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
                        model: Session | None) -> list[tuple[float, Any]]:
-        if not isinstance(exact := task, HasOracle):
-            raise missing(task, HasOracle, f"evaluator `{self.name}`")
+        exact = require(task, HasOracle, f"evaluator `{self.name}`")
         oracle = exact.oracle
         return [(1.0 if oracle(nd.state) else 0.0, None) for nd in nodes]
 

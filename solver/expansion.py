@@ -58,11 +58,16 @@ class SearchResult:
 def rule_failure(task: Any, puzzle: str, answer: str) -> Invalid | None:
     """The puzzle's exact rules applied to ``answer``, without any answer key: Invalid(first
     failed check) or None. A task's ``AnswerRules`` part decides where it has one (crosswords,
-    whose report also compares with an answer key); otherwise the answer report does."""
+    whose report also compares with an answer key); otherwise the answer report does (a report
+    that cannot be made is Invalid with its reason). Search refuses a solved state's answer when
+    this fails; baselines and ``tot verify --trace`` judge answers with it too."""
     rules = find(task, AnswerRules)
     if rules is not None:
         return rules.verify_answer(puzzle, answer)
-    return as_invalid(task.report_answer(puzzle, answer))
+    try:
+        return as_invalid(task.report_answer(puzzle, answer))
+    except ValueError as exc:
+        return Invalid(str(exc))
 
 
 def _check_client(client: object) -> None:

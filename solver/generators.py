@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Protocol
 
-from solver.capabilities import ChoicePrompt, LegalMoves, Needs, ProposePrompts, SamplePrompts, missing, no_model
+from solver.capabilities import ChoicePrompt, LegalMoves, Needs, ProposePrompts, SamplePrompts, no_model, require
 from solver.lm.base import GenParams
 from solver.lm.session import Session
 from solver.task import Task, Thought
@@ -36,8 +36,7 @@ class Propose:
     needs: ClassVar[Needs] = Needs((ProposePrompts,), model=True)
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
-        if not isinstance(prompts := task, ProposePrompts):
-            raise missing(task, ProposePrompts, f"generator `{self.name}`")
+        prompts = require(task, ProposePrompts, f"generator `{self.name}`")
         if model is None:
             raise no_model(f"generator `{self.name}`")
         texts = await model.complete(prompts.propose_prompt(state, self.chat), self.params, "propose")
@@ -58,8 +57,7 @@ class Sample:
     needs: ClassVar[Needs] = Needs((SamplePrompts,), model=True)
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
-        if not isinstance(prompts := task, SamplePrompts):
-            raise missing(task, SamplePrompts, f"generator `{self.name}`")
+        prompts = require(task, SamplePrompts, f"generator `{self.name}`")
         if model is None:
             raise no_model(f"generator `{self.name}`")
         params = GenParams(n=self.k, temperature=self.params.temperature,
@@ -96,13 +94,11 @@ class EnumerateRank:
         return Needs((LegalMoves, ProposePrompts), model=True) if self.rank else Needs((LegalMoves,))
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
-        if not isinstance(moves := task, LegalMoves):
-            raise missing(task, LegalMoves, f"generator `{self.name}`")
+        moves = require(task, LegalMoves, f"generator `{self.name}`")
         thoughts = list(moves.legal_thoughts(state))
         if not self.rank or not thoughts or model is None:
             return thoughts
-        if not isinstance(prompts := task, ProposePrompts):
-            raise missing(task, ProposePrompts, f"generator `{self.name}`")
+        prompts = require(task, ProposePrompts, f"generator `{self.name}`")
         prompt = prompts.propose_prompt(state, self.chat)
         scores = await model.score(prompt, [t.text + "\n" for t in thoughts], "rank")
         if scores is None:
@@ -129,10 +125,8 @@ class EnumerateChoice:
     needs: ClassVar[Needs] = Needs((LegalMoves, ChoicePrompt), model=True)
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
-        if not isinstance(moves := task, LegalMoves):
-            raise missing(task, LegalMoves, f"generator `{self.name}`")
-        if not isinstance(chooser := task, ChoicePrompt):
-            raise missing(task, ChoicePrompt, f"generator `{self.name}`")
+        moves = require(task, LegalMoves, f"generator `{self.name}`")
+        chooser = require(task, ChoicePrompt, f"generator `{self.name}`")
         thoughts = list(moves.legal_thoughts(state))
         make_prompt = chooser.choice_prompt
         if not thoughts or model is None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Hashable, Protocol, TypeVar, runtime_checkable
 
 from verifiers.report import AnswerReport
-from verifiers.verdict import Invalid, Verdict
+from verifiers.verdict import Verdict
 
 __all__ = ["Restorable", "Task", "Thought", "ValueScale"]
 
@@ -35,8 +35,10 @@ class ValueScale:
 
 @runtime_checkable
 class Task(Protocol[S]):
-    """The required core of a puzzle family: parse the puzzle, the exact check of a step, the
-    answer of a solved state and its re-verification, and a short description of a state.
+    """The required core of a puzzle family, five methods: parse the puzzle (``root``), the exact
+    check of a step (``check``), the answer of a solved state (``answer``), the answer's report
+    (``report_answer``) and a short description of a state (``describe``); plus ``name`` and
+    ``max_depth``. Search nodes carry their own depth.
 
     States are frozen and hashable; a step never mutates a state. Everything else a generator,
     evaluator or command may call is an optional capability, each a protocol of its own in
@@ -50,9 +52,6 @@ class Task(Protocol[S]):
     def root(self, puzzle: str) -> S:
         """Parse the puzzle text; raise ValueError with a one-line reason on bad input."""
 
-    def depth(self, state: S) -> int:
-        """How many thoughts led from the root to this state."""
-
     def check(self, state: S, thought: Thought) -> Verdict[S]:
         """The exact gate: Invalid(reason), Valid(next) or Solved(next). Never calls a model."""
 
@@ -63,11 +62,6 @@ class Task(Protocol[S]):
         """Every exact check of an answer from the puzzle text alone, each named, under the
         task's rules (``AnswerReport.rules``); ``verified`` is derived from the checks. This is the
         one verdict every output carries (``tot solve``, ``--json``, traces, bench, audit)."""
-
-    def verify_answer(self, puzzle: str, answer: str) -> Invalid | None:
-        """The puzzle's exact rules, without any answer key: Invalid(first failed check) or None.
-        Derived from ``report_answer``: for a task without answer keys, None exactly when the
-        report is verified. Search refuses a solved state's answer when this fails."""
 
     def describe(self, state: S) -> str:
         """Short human text of a state, for traces (``tot verify --trace`` compares it)."""

@@ -17,6 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from solver.capabilities import LegalMoves, find
+from solver.expansion import rule_failure
 from solver.task import Thought
 from solver.tools.cli import main
 from tasks.crosswords.task import Crosswords
@@ -60,7 +62,7 @@ def test_a_typed_in_9x9_with_two_equal_digits_in_a_box_is_not_verified(capsys):
     assert main(["verify", "sudoku", "--latin", BLANK_9, LATIN_9]) == 0
     assert "Latin square" in capsys.readouterr().out
     assert not Sudoku().report_answer(BLANK_9, LATIN_9).verified
-    assert isinstance(Sudoku().verify_answer(BLANK_9, LATIN_9), Invalid)
+    assert isinstance(rule_failure(Sudoku(), BLANK_9, LATIN_9), Invalid)
 
 
 @pytest.mark.parametrize("n, box", [(4, (2, 2)), (6, (2, 3)), (8, (2, 4)), (9, (3, 3))])
@@ -88,7 +90,7 @@ def test_sudoku_report_agrees_with_a_hand_written_check(digits, rows, cols, lati
     task = Sudoku(boxes=not latin)
     expected = _units_ok(board, None if latin else (2, 2))
     assert task.report_answer("****|****|****|****", text).verified == expected
-    assert (task.verify_answer("****|****|****|****", text) is None) == expected
+    assert (rule_failure(task, "****|****|****|****", text) is None) == expected
 
 
 def test_the_sudoku_gate_solves_only_what_the_answer_check_verifies():
@@ -98,7 +100,7 @@ def test_the_sudoku_gate_solves_only_what_the_answer_check_verifies():
         for boxes in (True, False):
             task = Sudoku(boxes=boxes)
             state = task.root(p.text)
-            for th in task.legal_thoughts(state):
+            for th in find(task, LegalMoves).legal_thoughts(state):
                 v = task.check(state, th)
                 if isinstance(v, Solved):
                     assert task.report_answer(p.text, task.answer(v.state)).verified
@@ -121,7 +123,7 @@ def test_the_sudoku_gate_solves_only_what_the_answer_check_verifies():
 
 def _paths(task: Game24, state, depth=0):
     """Every chain of legal steps from ``state`` (by the checker's enumeration)."""
-    for th in task.legal_thoughts(state):
+    for th in find(task, LegalMoves).legal_thoughts(state):
         v = task.check(state, th)
         assert not isinstance(v, Invalid)
         yield v
@@ -138,7 +140,7 @@ def test_every_game24_solution_the_gate_reaches_is_verified_and_exact(puzzle):
             solved += 1
             answer = task.answer(v.state)
             report = task.report_answer(puzzle, answer)
-            assert report.verified and task.verify_answer(puzzle, answer) is None
+            assert report.verified and rule_failure(task, puzzle, answer) is None
             assert sorted(int(x) for x in answer.replace("(", " ").replace(")", " ").split()
                           if x.isdigit()) == sorted(map(int, puzzle.split()))
     assert solved > 0
@@ -272,9 +274,9 @@ def test_the_crossword_gate_never_uses_the_key():
     task = Crosswords()
     puzzle = json.dumps({"clues": CLUES, "board": KEY})
     wrong = "B" + KEY[1:]
-    assert task.verify_answer(puzzle, wrong) is None
+    assert rule_failure(task, puzzle, wrong) is None
     assert not task.report_answer(puzzle, wrong).verified
-    assert isinstance(task.verify_answer(puzzle, "_" + KEY[1:]), Invalid)  # incomplete: a rule
+    assert isinstance(rule_failure(task, puzzle, "_" + KEY[1:]), Invalid)  # incomplete: a rule
 
 
 # ---- writing -----------------------------------------------------------------------------------
@@ -302,7 +304,7 @@ def test_writing_report_agrees_with_a_plain_check_and_with_the_paragraph_gate(en
     assert report.verified == _ends_ok(passage)
     count = next(c for c in report.checks if c.name == "exactly 4 paragraphs")
     assert count.passed is (len(ends) == 4)
-    assert (task.verify_answer(LINE, passage) is None) == _ends_ok(passage)
+    assert (rule_failure(task, LINE, passage) is None) == _ends_ok(passage)
     state = task.root(LINE)
     for e in ends:
         v = task.check(state, Thought(lead + e))

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from solver.capabilities import HasOracle, LegalMoves, Restorable, find
 from solver.evaluators import Oracle
 from solver.generators import EnumerateRank
 from solver.search import bfs, dfs
@@ -451,17 +452,17 @@ def test_game24_restore_inverts_describe(puzzle: list[int], picks: list[int]) ->
     text = " ".join(map(str, puzzle))
     state = task.root(text)
     for pick in picks:
-        thoughts = task.legal_thoughts(state)
+        thoughts = find(task, LegalMoves).legal_thoughts(state)
         if not thoughts:
             break
         verdict = task.check(state, thoughts[pick % len(thoughts)])
         state = verdict.state  # type: ignore[union-attr]
-        back = task.restore(text, task.describe(state))
-        assert back == state and task.oracle(back) == task.oracle(state)
+        back = find(task, Restorable).restore(text, task.describe(state))
+        assert back == state and find(task, HasOracle).oracle(back) == find(task, HasOracle).oracle(state)
 
 
 def test_game24_restore_refuses_non_states() -> None:
     with pytest.raises(ValueError):
-        Game24().restore("1 2 3 4", "1 2 3 4 5")
+        find(Game24(), Restorable).restore("1 2 3 4", "1 2 3 4 5")
     with pytest.raises(ValueError):
-        Game24().restore("1 2 3 4", "one two")
+        find(Game24(), Restorable).restore("1 2 3 4", "one two")

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from solver.baselines import BaselineConfig, majority, run_baseline, supports
 from solver.budget import Budget, Usage
+from solver.capabilities import AnswerParser, LegalMoves, Unchecked, find
+from solver.expansion import rule_failure
 from solver.lm.client import LMClient
 from solver.task import Thought
 from solver.tools.bench import chain_lost_at
@@ -214,7 +216,7 @@ def test_refine_examples_quote_the_checkers_real_reasons():
     ("", None),
 ])
 def test_parse_answer(text, want):
-    assert Game24().parse_answer(PUZZLE, text) == want
+    assert find(Game24(), AnswerParser).parse_answer(PUZZLE, text) == want
 
 
 def test_apply_unchecked_trusts_the_stated_left_list():
@@ -222,21 +224,21 @@ def test_apply_unchecked_trusts_the_stated_left_list():
     root = task.root(PUZZLE)
     wrong = Thought("4 + 9 = 12 (left: 12 24)")
     assert isinstance(task.check(root, wrong), Invalid)
-    loose = task.apply_unchecked(root, wrong)
+    loose = find(task, Unchecked).apply_unchecked(root, wrong)
     assert isinstance(loose, Valid) and loose.state.text() == "12 24"
-    done = task.apply_unchecked(loose.state, Thought("12 + 12 = 24 (left: 24)"))
+    done = find(task, Unchecked).apply_unchecked(loose.state, Thought("12 + 12 = 24 (left: 24)"))
     assert isinstance(done, Solved)
     # The final answer check still refuses what the unchecked steps invented.
-    assert task.verify_answer(PUZZLE, task.answer(done.state)) is not None
-    assert isinstance(task.apply_unchecked(root, Thought("4 + 9 = 13")), Invalid)
-    assert isinstance(task.apply_unchecked(root, Thought("hello")), Invalid)
+    assert rule_failure(task, PUZZLE, task.answer(done.state)) is not None
+    assert isinstance(find(task, Unchecked).apply_unchecked(root, Thought("4 + 9 = 13")), Invalid)
+    assert isinstance(find(task, Unchecked).apply_unchecked(root, Thought("hello")), Invalid)
 
 
 def test_apply_unchecked_agrees_with_the_gate_on_true_steps():
     task = Game24()
     root = task.root(PUZZLE)
-    for th in task.legal_thoughts(root):
-        strict, loose = task.check(root, th), task.apply_unchecked(root, th)
+    for th in find(task, LegalMoves).legal_thoughts(root):
+        strict, loose = task.check(root, th), find(task, Unchecked).apply_unchecked(root, th)
         assert type(strict) is type(loose) and strict.state == loose.state
 
 

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver.budget import Usage
+from solver.capabilities import LegalMoves, find
 from solver.controller import long_search
 from solver.evaluators import Oracle
 from solver.generators import EnumerateRank, Propose
@@ -207,7 +208,7 @@ def test_oracle_ranking_records_invalid_and_pruned_proposals():
             if state.board == Sudoku().root(puzzle).board:
                 # invalid (changes a given), valid but not completable, valid and completable
                 return [Thought("*1*|*32|*13"), Thought("12*|*32|*13"), Thought("32*|*32|*13")]
-            return [Thought(t.text) for t in task.legal_thoughts(state)]
+            return [Thought(t.text) for t in find(task, LegalMoves).legal_thoughts(state)]
 
     trace = Trace()
     res = run(long_search(Sudoku(), puzzle, Mixed(), None, evaluator=Oracle(), trace=trace))

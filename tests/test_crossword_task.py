@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from lexicon import build_lexicon
 from solver.budget import Budget, Usage
+from solver.capabilities import HasOracle, LegalMoves, ProposePrompts, Restorable, find
 from solver.evaluators import Oracle, Prior
+from solver.expansion import rule_failure
 from solver.generators import EnumerateRank
 from solver.lm.client import LMClient
 from solver.search import dfs
@@ -60,7 +62,7 @@ def test_gate_facts_and_completion(small_lex):
     st0 = task.root(P1.text())
     assert isinstance(task.check(st0, Thought("h1. AGENDA")), Invalid)
     v = task.check(st0, Thought("h1. AGEND"))
-    assert isinstance(v, Valid) and v.state.board.startswith("AGEND") and task.depth(v.state) == 1
+    assert isinstance(v, Valid) and v.state.board.startswith("AGEND") and len(v.state.steps) == 1
     assert "conflicts" in task.check(v.state, Thought("v1. BMASS")).reason
     assert "already filled" in task.check(v.state, Thought("h1. AGENT")).reason
     state = st0
@@ -68,8 +70,8 @@ def test_gate_facts_and_completion(small_lex):
         verdict = task.check(state, Thought(f"{s}. {w}"))
         state = verdict.state
     assert isinstance(verdict, Solved) and task.answer(state) == P1.answer
-    assert task.verify_answer(P1.text(), task.answer(state)) is None
-    assert task.verify_answer(P1.text(), "AGEND" + "_" * 20) is not None
+    assert rule_failure(task, P1.text(), task.answer(state)) is None
+    assert rule_failure(task, P1.text(), "AGEND" + "_" * 20) is not None
     keep_going = Crosswords(small_lex, stop_when_full=False)
     assert isinstance(keep_going.check(task.root(P1.text()).__class__(
         state.board[:20] + "_____", state.clues, state.truth), Thought("h5. SLEER")), Valid)
@@ -91,16 +93,16 @@ def test_oracle_and_restore(small_lex):
     st0 = task.root(P1.text())
     good = task.check(st0, Thought("h2. MOTOR")).state
     bad = task.check(st0, Thought("h2. DOTOR")).state
-    assert task.oracle(good) and not task.oracle(bad)
-    assert task.restore(P1.text(), task.describe(good)) == good
+    assert find(task, HasOracle).oracle(good) and not find(task, HasOracle).oracle(bad)
+    assert find(task, Restorable).restore(P1.text(), task.describe(good)) == good
     with pytest.raises(ValueError):
-        task.oracle(Crosswords(small_lex).root(Puzzle(P1.clues).text()))
+        find(task, HasOracle).oracle(Crosswords(small_lex).root(Puzzle(P1.clues).text()))
 
 
 def test_legal_thoughts_most_constrained_first(small_lex):
     task = Crosswords(small_lex, candidates=3)
     state = task.check(task.root(P1.text()), Thought("h1. AGEND")).state
-    thoughts = task.legal_thoughts(state)
+    thoughts = find(task, LegalMoves).legal_thoughts(state)
     assert thoughts and all(isinstance(task.check(state, t), (Valid, Solved)) for t in thoughts)
     first_slot = thoughts[0].text.split(".")[0]
     assert first_slot.startswith("v")  # columns now have a known first letter; rows do not
@@ -110,7 +112,7 @@ def test_parse_proposals_orders_by_confidence(small_lex):
     task = Crosswords(small_lex)
     st0 = task.root(P1.text())
     text = "h2. MOTOR (medium)\nv1. AMASS (certain)\nnot a line\nh3. ARTSY\n\nClues and letters:\nh4. SALLE (high)\n"
-    out = task.parse_proposals(st0, text)
+    out = find(task, ProposePrompts).parse_proposals(st0, text)
     assert [t.text for t in out] == ["v1. AMASS", "h2. MOTOR", "h3. ARTSY"]
     assert out[0].prior == 1.0
 
@@ -208,7 +210,7 @@ def test_clue_rank_orders_by_likelihood_after_the_clue(small_lex):
     out = run(ClueRank()(task, state, _fake_client(backend).session()))
     assert out[0].text == "v1. AMASS"
     assert all("Clue: " in p for p, _ in backend.score_requests)
-    assert {t.text for t in out} == {t.text for t in task.legal_thoughts(state)}
+    assert {t.text for t in out} == {t.text for t in find(task, LegalMoves).legal_thoughts(state)}
 
 
 # ---- command line ---------------------------------------------------------------------------

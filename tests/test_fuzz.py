@@ -22,7 +22,9 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from solver.capabilities import LegalMoves, ProposePrompts, ValuePrompts, find
 from solver.evaluators import parse_vote
+from solver.expansion import rule_failure
 from solver.task import Thought
 from tasks.datafiles import shared_data
 from tasks.game24 import Game24
@@ -195,10 +197,10 @@ def feed_game24(text: str) -> None:
         assert sorted(root.numbers) == sorted(Fraction(n) for n in nums)
     for state in STATES:
         _check_thought(state, text)
-        for th in G24["reject"].parse_proposals(state, text):
+        for th in find(G24["reject"], ProposePrompts).parse_proposals(state, text):
             assert isinstance(th, Thought) and len(th.text) <= 200
             _check_thought(state, th.text)
-    assert G24["reject"].parse_value(text) in (None, "sure", "likely", "impossible")
+    assert find(G24["reject"], ValuePrompts).parse_value(text) in (None, "sure", "likely", "impossible")
     for n in (1, 3, 12):
         vote = parse_vote(text, n)
         assert vote is None or 1 <= vote <= n
@@ -211,9 +213,9 @@ def feed_game24(text: str) -> None:
         tree = ref.read_tree(text)  # read by hand, valued with sympy
         assert tree is not None, text
         assert ref.answer_ok(puzzle, tree), text
-        assert G24["reject"].verify_answer(" ".join(map(str, puzzle)), text) is None
+        assert rule_failure(G24["reject"], " ".join(map(str, puzzle)), text) is None
     # The text as a puzzle: a known answer of 4 9 10 13 passes exactly when the text is that puzzle.
-    got = G24["reject"].verify_answer(text, "(10 - 4) * (13 - 9)")
+    got = rule_failure(G24["reject"], text, "(10 - 4) * (13 - 9)")
     assert got is None or (isinstance(got, Invalid) and got.reason)
     try:
         nums = parse_puzzle(text)
@@ -254,7 +256,7 @@ def game24_answers(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(["{e}", "Answer: {e}", "{e} = 24", "answer:{e}=24", "{e} = 25", "({e}"])).format(e=expr)
 
 
-GAME24_CORPUS = tuple([t.text for s in STATES for t in G24["reject"].legal_thoughts(s)]
+GAME24_CORPUS = tuple([t.text for s in STATES for t in find(G24["reject"], LegalMoves).legal_thoughts(s)]
                       + ["(10 - 4) * (13 - 9)", "Answer: 8 / (3 - 8 / 3) = 24", "4 9 10 13", "1,1,4,6",
                          "Input: 4 9 10 13\nPossible next steps:\n13 - 9 = 4 (left: 4 4 10)\n",
                          " sure", "Judgement: likely", "The best choice is 2"]
@@ -270,7 +272,8 @@ def _sudoku_target() -> FuzzTarget:
     tasks = {False: sudoku_task.Sudoku(boxes=False), True: sudoku_task.Sudoku(boxes=True)}
     puzzles = {False: "*2*|*32|*13", True: "1***|**1*|*1**|***1"}
     states = [(b, tasks[b].root(puzzles[b])) for b in (False, True)]
-    states += [(b, tasks[b].check(st, tasks[b].legal_thoughts(st)[0]).state) for b, st in list(states)]  # type: ignore[union-attr]
+    states += [(b, tasks[b].check(st, find(tasks[b], LegalMoves).legal_thoughts(st)[0]).state)  # type: ignore[union-attr]
+               for b, st in list(states)]
 
     def rules_ok(board: tuple[tuple[int, ...], ...], boxes: bool) -> bool:
         n = len(board)
@@ -297,7 +300,7 @@ def _sudoku_target() -> FuzzTarget:
                 assert str(exc)
             else:
                 assert rules_ok(st.board, boxes)
-            res = task.verify_answer(puzzles[boxes], text)
+            res = rule_failure(task, puzzles[boxes], text)
             if res is None:  # accepted: read by hand, a solution by python-constraint
                 givens = ref.read_board(puzzles[boxes])
                 board = ref.read_board(text)
@@ -307,15 +310,15 @@ def _sudoku_target() -> FuzzTarget:
                 assert isinstance(res, Invalid) and res.reason
         for boxes, state in states:
             task = tasks[boxes]
-            thoughts = [Thought(text)] + task.parse_proposals(state, text)
+            thoughts = [Thought(text)] + find(task, ProposePrompts).parse_proposals(state, text)
             for th in thoughts:
                 v = task.check(state, th)
                 assert isinstance(v, (Invalid, Valid, Solved))
                 if not isinstance(v, Invalid):
                     accepted_ok(boxes, state, v, th.text)
-            assert task.parse_value(text) in (None, "sure", "likely", "impossible")
+            assert find(task, ValuePrompts).parse_value(text) in (None, "sure", "likely", "impossible")
 
-    corpus = tuple([t.text for b, st in states for t in tasks[b].legal_thoughts(st)][:60]
+    corpus = tuple([t.text for b, st in states for t in find(tasks[b], LegalMoves).legal_thoughts(st)][:60]
                    + ["321|132|213", '{"rows": [[3, 2, 1], [1, 3, 2], [2, 1, 3]]}', '{"cells": [[1, 1, 3]]}',
                       '[[3,2,0],["*",3,2],"0,1,3"]', "Board: 3*1|*2*|1**", fmt(((1, 2), (2, 1)))]
                    + list(HOSTILE_TEXTS))
@@ -356,17 +359,17 @@ def _crosswords_target() -> FuzzTarget:
             task.root(text)
         except ValueError as exc:
             assert str(exc)
-        res = task.verify_answer(puzzle, text)
+        res = rule_failure(task, puzzle, text)
         if res is None:  # accepted: a complete grid of ASCII letters, read by hand
             letters = "".join(ch for ch in text if ch not in " \t\n\r\f\v|,")
             assert len(letters) == 25 and letters.isascii() and letters.isalpha()
         for state in states:
-            for th in [Thought(text)] + task.parse_proposals(state, text):
+            for th in [Thought(text)] + find(task, ProposePrompts).parse_proposals(state, text):
                 v = task.check(state, th)
                 assert isinstance(v, (Invalid, Valid, Solved))
                 if not isinstance(v, Invalid):
                     accepted_ok(state, th.text, v)
-        assert task.parse_value(text) in (None, "sure", "likely", "impossible")
+        assert find(task, ValuePrompts).parse_value(text) in (None, "sure", "likely", "impossible")
 
     truth = root.truth or ""
     words = [truth[i * 5:(i + 1) * 5] for i in range(5)] + [truth[i::5] for i in range(5)]
@@ -404,10 +407,10 @@ def _writing_target() -> FuzzTarget:
             tasks[0].root(text)
         except ValueError as exc:
             assert str(exc)
-        if tasks[0].verify_answer(line, text) is None:
+        if rule_failure(tasks[0], line, text) is None:
             passage_ok(text)
         for task, state in states:
-            for th in [Thought(text)] + task.parse_proposals(state, text):
+            for th in [Thought(text)] + find(task, ProposePrompts).parse_proposals(state, text):
                 v = task.check(state, th)
                 assert isinstance(v, (Invalid, Valid, Solved))
                 if isinstance(v, Solved):
@@ -416,7 +419,7 @@ def _writing_target() -> FuzzTarget:
                     i = len(state.paragraphs)
                     para = v.state.paragraphs[i]
                     assert ref.ends_with_sentence(para, sentences[i]) and len(ref.split_paragraphs(para)) == 1
-            assert task.parse_value(text) in (None, "sure", "likely", "impossible")
+            assert find(task, ValuePrompts).parse_value(text) in (None, "sure", "likely", "impossible")
 
     corpus = tuple([good, good.replace("\n\n", "\n"), good + "\n\nPassage: more", line, *sentences,
                     f"Paragraph 1: So. {sentences[0]}", "Plan: first this, then that.\nPassage:\n" + good]

@@ -29,6 +29,7 @@ from tasks.crosswords.data import default_data, load_puzzles
 from tasks.crosswords.task import Crosswords
 from tasks.planning.blocksworld import DOMAIN, problem
 from tasks.planning.files import join_puzzle, split_puzzle
+from tasks.planning.state import read_problem
 from tasks.planning.task import Planning
 from tasks.sudoku.generator import generate
 from tasks.sudoku.task import Sudoku
@@ -185,7 +186,7 @@ PLAN_PUZZLES = [join_puzzle(LAMP, LAMP_P)] + [join_puzzle(DOMAIN, problem(3, see
 def plan_within_depth(puzzle: str) -> bool:
     """The planner's optimal plan fits the search's depth limit."""
     task = Planning()
-    res = plan(task.problem(puzzle), task.root(puzzle).atoms, 30, "optimal")
+    res = plan(read_problem(puzzle), task.root(puzzle).atoms, 30, "optimal")
     assert res.status != "unknown"
     return res.plan is not None and len(res.plan) <= PLAN_DEPTH
 

@@ -11,9 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from solver.capabilities import HasOracle, LegalMoves, Restorable, find
+from solver.expansion import rule_failure
 from solver.task import Thought
 from tasks.planning.blocksworld import DOMAIN, problem
 from tasks.planning.files import join_puzzle
+from tasks.planning.parts import PlannerJudge
 from tasks.planning.task import Planning
 from verifiers.pddl_model import parse_problem
 from verifiers.planner import plan
@@ -216,19 +219,19 @@ def test_negative_preconditions_equality_constants_and_types() -> None:
 def test_oracle_agrees_with_the_planner_and_with_a_dead_end() -> None:
     task = Planning(oracle_seconds=30)
     root = task.root(join_puzzle(LAMP, LAMP_P))
-    assert task.oracle(root) is True
+    assert find(task, HasOracle).oracle(root) is True
     dead = task.check(root, Thought("(smash l1)"))
     assert isinstance(dead, Valid)
-    assert task.oracle(dead.state) is False
+    assert find(task, HasOracle).oracle(dead.state) is False
     assert plan(dead.state.problem, dead.state.atoms, 30).status == "unsolvable"
     live = task.check(root, Thought("(switch-on l1)"))
-    assert isinstance(live, Valid) and task.oracle(live.state) is True
+    assert isinstance(live, Valid) and find(task, HasOracle).oracle(live.state) is True
 
 
 def test_the_oracle_reports_unknown_when_its_time_runs_out() -> None:
     task = Planning(oracle_seconds=0.0)
     root = task.root(join_puzzle(DOMAIN, problem(9, 1)))
-    assert task.oracle_verdict(root) is None
+    assert find(task, PlannerJudge).oracle_verdict(root) is None
 
 
 def test_task_check_solved_and_answer_reverifies() -> None:
@@ -241,22 +244,22 @@ def test_task_check_solved_and_answer_reverifies() -> None:
         state = v.state
     v = task.check(state, Thought("pair l1 master"))
     assert isinstance(v, Solved)
-    assert task.verify_answer(puzzle, task.answer(v.state)) is None
+    assert rule_failure(task, puzzle, task.answer(v.state)) is None
     assert isinstance(task.check(state, Thought("(pair l1)")), Invalid)
-    assert isinstance(task.verify_answer(puzzle, "(switch-on l1)"), Invalid)
-    assert all(isinstance(task.check(state, t), (Valid, Solved)) for t in task.legal_thoughts(state))
+    assert isinstance(rule_failure(task, puzzle, "(switch-on l1)"), Invalid)
+    assert all(isinstance(task.check(state, t), (Valid, Solved)) for t in find(task, LegalMoves).legal_thoughts(state))
 
 
 def test_restore_rebuilds_described_states() -> None:
     task = Planning()
     puzzle = join_puzzle(LAMP, LAMP_P)
     state = task.root(puzzle)
-    assert task.restore(puzzle, task.describe(state)) == state
+    assert find(task, Restorable).restore(puzzle, task.describe(state)) == state
     v = task.check(state, Thought("(switch-on l1)"))
     assert isinstance(v, Valid)
-    assert task.restore(puzzle, task.describe(v.state)) == v.state
+    assert find(task, Restorable).restore(puzzle, task.describe(v.state)) == v.state
     with pytest.raises(ValueError):
-        task.restore(puzzle, "after 1 actions: (smash l9)")
+        find(task, Restorable).restore(puzzle, "after 1 actions: (smash l9)")
 
 
 @pytest.mark.parametrize("text", ["(unstack b2 b3)", "unstack b2 b3", "1. (unstack b2 b3)", "UNSTACK B2 B3,"])

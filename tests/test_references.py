@@ -19,6 +19,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from lexicon import build_lexicon
+from solver.capabilities import HasOracle, find
+from solver.expansion import rule_failure
 from solver.task import Thought
 from tasks.crosswords import Crosswords
 from tasks.crosswords.data import load_puzzles
@@ -117,7 +119,7 @@ def test_game24_answers_agree_with_sympy(case: tuple[tuple[int, ...], ref.Tree, 
     if want:
         assert got == 24
     task = Game24()
-    assert (task.verify_answer(" ".join(map(str, puzzle)), text) is None) == want
+    assert (rule_failure(task, " ".join(map(str, puzzle)), text) is None) == want
 
 
 @given(st.sampled_from(PUZZLES), st.data())
@@ -262,8 +264,9 @@ def test_sudoku_completability_agrees_with_python_constraint(case) -> None:
     assert rule_break(board, boxes) is None  # every case reaches the search
     want = ref.csp_completable(board, boxes)
     assert completable(board, boxes) == want
-    assert Sudoku(boxes=boxes).oracle(Sudoku(boxes=boxes).root("|".join("".join(str(v) if v else "*" for v in row)
-                                                                        for row in board))) == want
+    task = Sudoku(boxes=boxes)
+    root = task.root("|".join("".join(str(v) if v else "*" for v in row) for row in board))
+    assert find(task, HasOracle).oracle(root) == want
 
 
 def test_sudoku_partial_boards_are_decided_by_the_search() -> None:
@@ -317,7 +320,7 @@ def test_sudoku_solution_check_agrees_with_python_constraint(case) -> None:
     assert (verify_solution(empty, board, boxes) is None) == want, board
     assert isinstance(sudoku_check_step(empty, empty, board, boxes), Solved) == want
     text = "|".join("".join(map(str, row)) for row in board)
-    assert (Sudoku(boxes=boxes).verify_answer("|".join("*" * n for _ in range(n)), text) is None) == want
+    assert (rule_failure(Sudoku(boxes=boxes), "|".join("*" * n for _ in range(n)), text) is None) == want
 
 
 @given(st.sampled_from(SHAPES).flatmap(lambda s: st.tuples(st.just(s[1]), partial_boards(*s))))
@@ -447,11 +450,11 @@ def test_crossword_answer_check_refuses_a_wrong_grid_when_the_key_is_known() -> 
     other = next(f for f in ref.crossword_fills("_" * 25, WORDS) if f != P1.answer)
     task = Crosswords()
     # The verdict users see (tot solve/verify/bench) is the answer report, which holds the key;
-    # verify_answer is the key-blind rule check search may use, so it accepts both lawful grids.
+    # rule_failure (its AnswerRules part) is the key-blind rule check search may use, so it accepts both lawful grids.
     assert task.report_answer(P1.text(), P1.answer).verified
     assert not task.report_answer(P1.text(), other).verified
     assert not task.report_answer(P1.text(), "A" * 25).verified
-    assert task.verify_answer(P1.text(), other) is None
+    assert rule_failure(task, P1.text(), other) is None
 
 
 def test_crossword_puzzle_text_carries_the_key() -> None:
@@ -514,7 +517,7 @@ def test_writing_endings_agree_with_construction_and_the_plain_check(case: tuple
     passage, ok = case
     assert ref.passage_ok(SENTENCES, passage) == ok, passage
     assert (check_passage(SENTENCES, passage) is None) == ok, passage
-    assert (Writing().verify_answer(LINE, passage) is None) == ok
+    assert (rule_failure(Writing(), LINE, passage) is None) == ok
 
 
 @given(passages((FRAGMENT + ".", "Nobody came.", "It rained.", "We left.")))

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from solver.budget import Budget, Usage
+from solver.capabilities import LegalMoves, find
 from solver.evaluators import Oracle, Prior, Value, parse_vote
 from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams
@@ -145,7 +146,7 @@ def test_ranking_orders_by_model_likelihood():
     out = run(EnumerateRank()(task, task.root("4 9 10 13"), session_for(backend)))
     priors = [t.prior for t in out]
     assert priors == sorted(priors, reverse=True)
-    assert len(out) == len(task.legal_thoughts(task.root("4 9 10 13")))
+    assert len(out) == len(find(task, LegalMoves).legal_thoughts(task.root("4 9 10 13")))
 
 
 def test_failed_calls_are_recorded_not_raised():
@@ -197,7 +198,7 @@ def test_choice_generator_orders_by_votes_and_ignores_garbage():
     picks = [" 3", " 3", " 999", "abc", " 1"]
     backend = ScriptedBackend(lambda p, g, i: picks[i])
     out = run(EnumerateChoice(n=5)(task, st, session_for(backend)))
-    legal = [t.text for t in task.legal_thoughts(st)]
+    legal = [t.text for t in find(task, LegalMoves).legal_thoughts(st)]
     assert sorted(t.text for t in out) == sorted(legal)
     assert out[0].text == legal[2] and out[0].prior == 2.0
     assert out[1].text == legal[0] and out[1].prior == 1.0

@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
+from solver.capabilities import ProposePrompts, find
 from solver.evaluators import Value, Vote
+from solver.expansion import rule_failure
 from solver.generators import Propose, Sample
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
@@ -204,9 +206,9 @@ def test_hostile_model_text_is_never_executed(monkeypatch: Any) -> None:
             res = asyncio.run(search(task, "4 9 10 13", gen, ev, client))
             assert res.answer is None or MARKER not in res.answer
         for line in HOSTILE_LINES:
-            assert task.verify_answer("4 9 10 13", line) is not None
+            assert rule_failure(task, "4 9 10 13", line) is not None
             st = task.root("4 9 10 13")
-            for t in task.parse_proposals(st, line):
+            for t in find(task, ProposePrompts).parse_proposals(st, line):
                 assert MARKER not in t.text or isinstance(task.check(st, t), Invalid)
     finally:
         _armed = False

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from solver.baselines import BaselineConfig, run_baseline
 from solver.budget import Budget, Usage
+from solver.capabilities import LegalMoves, find
 from solver.complete import complete_dfs
 from solver.controller import long_search
 from solver.evaluators import make_evaluator
@@ -88,7 +89,7 @@ def _respond(prompt: str, params: GenParams, i: int) -> str:
         return rng.choice(["", " (4 + 8) * (6 - 4) = 24", " 24"])
     nums = found[-1].split()
     state = type(_TASK.root("1 1 1 1"))(tuple(sorted(Fraction(x) for x in nums)), tuple(nums))
-    legal = [t.text for t in _TASK.legal_thoughts(state)] or ["1 + 1 = 2 (left: 2)"]
+    legal = [t.text for t in find(_TASK, LegalMoves).legal_thoughts(state)] or ["1 + 1 = 2 (left: 2)"]
     lines = []
     for _ in range(rng.randint(0, 5)):
         t, r = rng.choice(legal), rng.random()

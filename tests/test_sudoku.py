@@ -8,8 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from solver.capabilities import HasOracle, LegalMoves, ProposePrompts, Restorable, find
+from solver.expansion import rule_failure
 from solver.task import Thought
 from solver.tools.cli import main
+from tasks.sudoku.baselines import solution_prompt
 from tasks.sudoku.generator import generate
 from tasks.sudoku.parse import extract_boards
 from tasks.sudoku.task import Sudoku
@@ -165,17 +168,18 @@ def test_parser_never_raises_on_arbitrary_text(text):
 def test_task_legal_thoughts_all_pass_the_gate_and_lead_to_the_solution():
     task = Sudoku()
     root = task.root(PUZZLE)
-    thoughts = task.legal_thoughts(root)
+    thoughts = find(task, LegalMoves).legal_thoughts(root)
     assert thoughts and all(not isinstance(task.check(root, t), Invalid) for t in thoughts)
     verdict = task.check(root, Thought(SOLUTION))
-    assert isinstance(verdict, Solved) and task.depth(verdict.state) == 1
-    assert task.verify_answer(PUZZLE, task.answer(verdict.state)) is None
-    assert task.oracle(root) and not task.oracle(task.root("12*|*3*|**3"))
+    assert isinstance(verdict, Solved) and verdict.state.steps == 1
+    assert rule_failure(task, PUZZLE, task.answer(verdict.state)) is None
+    assert find(task, HasOracle).oracle(root) and not find(task, HasOracle).oracle(task.root("12*|*3*|**3"))
     assert isinstance(task.check(root, Thought("not a board")), Invalid)
-    assert task.restore(PUZZLE, task.describe(verdict.state)) == verdict.state
+    assert find(task, Restorable).restore(PUZZLE, task.describe(verdict.state)) == verdict.state
     with pytest.raises(ValueError, match="givens"):
-        task.restore(PUZZLE, "1**|***|***")
-    assert task.parse_proposals(root, ' {"rows": ["321", "*32", "*13"]}\n\nBoard: x\nNext board: {"rows": []}') == \
+        find(task, Restorable).restore(PUZZLE, "1**|***|***")
+    parse = find(task, ProposePrompts).parse_proposals
+    assert parse(root, ' {"rows": ["321", "*32", "*13"]}\n\nBoard: x\nNext board: {"rows": []}') == \
         [Thought("321|*32|*13")]
 
 
@@ -208,7 +212,7 @@ def test_solve_generated_puzzles_with_the_oracle_controller(capsys):
     assert [r["id"] for r in rows] == ["size4-seed7", "size4-seed8"]
     task = Sudoku()
     for r in rows:
-        assert r["verified"] and task.verify_answer(r["puzzle"], r["answer"]) is None and r["calls"] == 0
+        assert r["verified"] and rule_failure(task, r["puzzle"], r["answer"]) is None and r["calls"] == 0
         assert ref.csp_is_solution(ref.read_board(r["puzzle"]), ref.read_board(r["answer"]), boxes=False)
 
 
@@ -226,13 +230,13 @@ def test_baselines_are_gated():
     assert res.verified and res.answer == SOLUTION and res.usage.calls == 1
     assert ref.csp_is_solution(ref.read_board(PUZZLE), ref.read_board(res.answer), boxes=False)
     [(prompt, params)] = good_backend.requests
-    assert prompt == task.solution_prompt(PUZZLE, "few-shot", False) and params.temperature == 0.0
+    assert prompt == solution_prompt(PUZZLE, "few-shot", False, task.boxes) and params.temperature == 0.0
     bad = LMClient(ScriptedBackend(lambda p, g, i: ' {"rows": ["321", "132", "231"]}'))
     res = asyncio.run(run_baseline(task, PUZZLE, "zero-shot", bad))
     assert not res.verified and res.answer is None and (res.raw_answers, res.invalid_answers) == (1, 1)
     res = asyncio.run(run_baseline(task, PUZZLE, "one-shot", LMClient(ScriptedBackend(lambda p, g, i: "no board"))))
     assert not res.verified and res.invalid_answers == 1
-    prompts = [task.solution_prompt(PUZZLE, s, False) for s in ("zero-shot", "one-shot", "few-shot")]
+    prompts = [solution_prompt(PUZZLE, s, False, task.boxes) for s in ("zero-shot", "one-shot", "few-shot")]
     assert [p.count("Solution:") for p in prompts] == [1, 2, 4]
 
 

@@ -202,3 +202,142 @@ def test_a_correct_task_passes_and_the_scripted_model_meets_each_kind_of_thought
         seen |= {e["verdict"] for e in o.of("verdict")}
         failed += o.result.usage.failed_calls
     assert {"valid", "invalid"} <= seen and failed > 0
+
+
+# ---- composed parts: the kit checks what a task composes as it checks the task ----------------
+
+class ToyMoves:
+    def __init__(self, toy: ToyReach) -> None:
+        self.toy = toy
+
+    def legal_thoughts(self, state: Any) -> Sequence[Thought]:
+        return self.toy.legal_thoughts(state)
+
+
+class ToyPrompts:
+    def __init__(self, toy: ToyReach) -> None:
+        self.toy = toy
+
+    def propose_prompt(self, state: Any, chat: bool) -> str:
+        return self.toy.propose_prompt(state, chat)
+
+    def parse_proposals(self, state: Any, text: str) -> list[Thought]:
+        return self.toy.parse_proposals(state, text)
+
+    def value_prompt(self, state: Any, chat: bool) -> str:
+        return self.toy.value_prompt(state, chat)
+
+    def parse_value(self, text: str) -> str | None:
+        return self.toy.parse_value(text)
+
+
+class ToyOracle:
+    def __init__(self, toy: ToyReach) -> None:
+        self.toy = toy
+
+    def oracle(self, state: Any) -> bool:
+        return self.toy.oracle(state)
+
+
+class ToyCore:
+    """ToyReach in five methods; its moves, prompts and oracle are parts it composes."""
+
+    name = "toy-core"
+    max_depth = 3
+
+    def __init__(self, parts: Any = None) -> None:
+        self.toy = ToyReach(3)
+        self.parts = parts if parts is not None else (ToyMoves(self.toy), ToyPrompts(self.toy), ToyOracle(self.toy))
+
+    def root(self, puzzle: str) -> Any:
+        return self.toy.root(puzzle)
+
+    def check(self, state: Any, thought: Thought) -> Verdict[Any]:
+        return self.toy.check(state, thought)
+
+    def answer(self, state: Any) -> str:
+        return self.toy.answer(state)
+
+    def report_answer(self, puzzle: str, answer: str) -> Any:
+        return self.toy.report_answer(puzzle, answer)
+
+    def describe(self, state: Any) -> str:
+        return self.toy.describe(state)
+
+
+def test_a_task_of_composed_parts_passes_and_its_prompts_reach_the_scripted_model() -> None:
+    from solver.capabilities import HasOracle, LegalMoves, ProposePrompts, ValuePrompts
+    from solver.testing.parts import check_parts
+
+    assert set(check_parts(ToyCore())) == {LegalMoves, ProposePrompts, ValuePrompts, HasOracle}
+    check_search_invariants(ToyCore, TOY_PUZZLES, max_examples=FEW,
+                            settings=search_settings(max_depth=3, generators=["propose", "enumerate-rank"],
+                                                     evaluators=["value", "oracle"]),
+                            solvable=lambda p: solvable_with_steps(p, 3))
+
+
+class NoStateMoves:
+    def legal_thoughts(self) -> Sequence[Thought]:  # the bug: no state parameter
+        return []
+
+
+class SyncScore:
+    soft_score_name = "toy"
+
+    def soft_score(self, client: Any, answer: str, n: int, *, seed: int | None = 0,
+                   chat: bool = False) -> tuple[int | None, ...]:  # the bug: not async
+        return (None,) * n
+
+
+class Nothing:
+    def helper(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("parts,message", [
+    ((NoStateMoves(),), "NoStateMoves.legal_thoughts (found for LegalMoves on ToyCore) cannot be called as "
+                        "legal_thoughts(self, state: 'Any')"),
+    ((SyncScore(),), "SyncScore.soft_score (found for SoftScore on ToyCore) must be async"),
+    ((Nothing(),), "part Nothing of ToyCore gives no capability of solver.capabilities"),
+    ("moves", "ToyCore.parts must be a tuple of part objects, not str"),
+])
+def test_a_part_that_does_not_really_implement_its_capability_is_caught(parts: Any, message: str) -> None:
+    from solver.testing.parts import PartBroken, check_parts
+
+    with pytest.raises(PartBroken) as caught:
+        check_parts(ToyCore(parts))
+    assert str(caught.value).startswith(message), str(caught.value)
+    with pytest.raises(PartBroken):  # before any run
+        check_search_invariants(ToyCore(parts), TOY_PUZZLES, max_examples=1)
+
+
+class PeekingMoves(ToyMoves):
+    """Legal moves that write into the state they are asked about."""
+
+    def legal_thoughts(self, state: Any) -> Sequence[Thought]:
+        state.path.append("peek")  # the bug
+        return self.toy.legal_thoughts(ToyState(state.value, state.target))
+
+
+class ListCore(ToyCore):
+    """ToyCore with list-holding states (copied on every step), so a part can mutate one."""
+
+    def root(self, puzzle: str) -> Any:
+        start, target = self.toy.parse(puzzle)
+        return ListState(start, target)
+
+    def check(self, state: Any, thought: Thought) -> Verdict[Any]:
+        verdict = self.toy.check(ToyState(state.value, state.target), thought)
+        if isinstance(verdict, Invalid):
+            return verdict
+        new = ListState(verdict.state.value, state.target, [*state.path, thought.text])
+        return Solved(new) if isinstance(verdict, Solved) else Valid(new)
+
+    def answer(self, state: Any) -> str:
+        return " ".join(state.path)
+
+
+def test_a_part_that_mutates_a_state_is_caught() -> None:
+    broken(inv.MUTATION, task=lambda: ListCore((PeekingMoves(ToyReach(3)),)), puzzles=TOY_PUZZLES,
+           max_examples=FEW, iff=False, replay=False,
+           settings=search_settings(generators=["enumerate"], evaluators=["prior"]), budget=budgets(max_calls=None))

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from solver.capabilities import HasOptions, find
 from solver.run import SearchSettings, Settings, make_client, solve
 from solver.tools.cli import main
 from solver.trace import Trace
@@ -175,7 +176,7 @@ def test_a_sudoku_trace_records_its_rule_set(tmp_path: Path) -> None:
     assert [s["options"] for s in starts] == [{"rules": "standard"}, {"rules": "latin"}]
     answers = [e for e in _events(path) if e["event"] == "answer"]
     assert "2x2 boxes" in answers[0]["report"]["rules"] and "Latin square" in answers[1]["report"]["rules"]
-    assert Sudoku().options() == {"rules": "standard"}
+    assert find(Sudoku(), HasOptions).options() == {"rules": "standard"}
 
 
 def test_an_answer_event_claiming_verified_is_re_verified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from solver.baselines import BaselineConfig, run_baseline
+from solver.capabilities import AnswerParser, BaselineTokens, find
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.run import ModelSettings, SearchSettings, Settings, solve
@@ -57,12 +58,12 @@ async def _replay(row: dict, client: LMClient) -> dict:
     line = row["input"]
     if row["method"] in ("io", "cot", "refine"):
         task = Writing()
-        bc = BaselineConfig(rounds=cfg["rounds"], seed=cfg["seed"], io_tokens=task.baseline_tokens["io"],
-                            cot_tokens=task.baseline_tokens["cot"])
+        tokens = find(task, BaselineTokens).baseline_tokens
+        bc = BaselineConfig(rounds=cfg["rounds"], seed=cfg["seed"], io_tokens=tokens["io"], cot_tokens=tokens["cot"])
         res = await run_baseline(task, line, row["method"], client, bc)
         got = {"raw": res.raw_answers, "raw_ok": res.raw_answers - res.invalid_answers, "answer": res.answer,
                "calls": res.usage.calls, "backend_calls": res.usage.backend_calls,
-               "first_raw": task.parse_answer(line, res.texts[0]) if res.texts else None}
+               "first_raw": find(task, AnswerParser).parse_answer(line, res.texts[0]) if res.texts else None}
     else:
         plan = row["method"] == "tot-plan"
         s = Settings(search=SearchSettings(generator="sample", evaluator="vote", breadth=1, k=cfg["k"],

@@ -7,8 +7,23 @@ import dataclasses
 import pytest
 
 from solver.budget import Usage
-from solver.capabilities import LegalMoves
+from solver.capabilities import (
+    AnswerParser,
+    BaselinePrompts,
+    BaselineTokens,
+    HasOracle,
+    LegalMoves,
+    ProposePrompts,
+    SamplePrompts,
+    TunesParts,
+    Unchecked,
+    ValuePrompts,
+    VotePrompt,
+    find,
+    has,
+)
 from solver.evaluators import Vote, make_evaluator
+from solver.expansion import rule_failure
 from solver.generators import Sample, make_generator
 from solver.lm.client import LMClient
 from solver.node import NodeFactory
@@ -18,7 +33,7 @@ from solver.trace import Trace
 from tasks.writing import Writing, WritingState
 from tasks.writing.cli import PLUGIN
 from tasks.writing.coherence import Coherence, coherence, parse_score
-from tasks.writing.prompts import PASSAGE_TOKENS
+from tasks.writing.state import PASSAGE_TOKENS
 from tasks.writing.task import clean_passage
 from tests.fakes import ScriptedBackend
 from verifiers.verdict import Invalid, Solved, Valid
@@ -50,15 +65,15 @@ def test_plan_then_passage_gate():
     root = t.root(LINE)
     assert isinstance(t.check(root, Thought("  ")), Invalid)
     v = t.check(root, Thought("A rainy evening."))
-    assert isinstance(v, Valid) and v.state.plan == "A rainy evening." and t.depth(v.state) == 1
+    assert isinstance(v, Valid) and v.state.plan == "A rainy evening." and v.state.passage is None
     assert root.plan is None  # the old state is untouched
     bad = t.check(v.state, Thought(BAD))
     assert isinstance(bad, Invalid) and bad.reason.startswith("paragraph 3 must end with sentence 3")
     ok = t.check(v.state, Thought(GOOD))
-    assert isinstance(ok, Solved) and t.depth(ok.state) == 2
-    assert t.verify_answer(LINE, t.answer(ok.state)) is None
+    assert isinstance(ok, Solved) and ok.state.plan is not None and ok.state.passage is not None
+    assert rule_failure(t, LINE, t.answer(ok.state)) is None
     assert isinstance(t.check(ok.state, Thought(GOOD)), Invalid)
-    assert t.verify_answer(LINE, BAD) is not None and t.verify_answer("One.", GOOD) is not None
+    assert rule_failure(t, LINE, BAD) is not None and rule_failure(t, "One.", GOOD) is not None
 
 
 def test_paragraph_by_paragraph_gate():
@@ -71,69 +86,72 @@ def test_paragraph_by_paragraph_gate():
     for i, s in enumerate(S):
         v = t.check(states[-1], Thought(f"Paragraph text {i}. {s}"))
         assert isinstance(v, Solved if i == 3 else Valid), i
-        assert t.depth(v.state) == i + 1
+        assert len(v.state.paragraphs) == i + 1
         states.append(v.state)
     assert [len(x.paragraphs) for x in states] == [0, 1, 2, 3, 4]  # every earlier state kept as it was
-    assert t.verify_answer(LINE, t.answer(states[-1])) is None
+    assert rule_failure(t, LINE, t.answer(states[-1])) is None
     assert isinstance(t.check(states[-1], Thought("More. The kettle began to sing.")), Invalid)
 
 
 def test_unchecked_mode_takes_text_as_written():
     t = Writing("plan")
-    p = t.apply_unchecked(t.root(LINE), Thought("plan"))
+    p = find(t, Unchecked).apply_unchecked(t.root(LINE), Thought("plan"))
     assert isinstance(p, Valid)
-    s = t.apply_unchecked(p.state, Thought(BAD))
-    assert isinstance(s, Solved) and t.verify_answer(LINE, t.answer(s.state)) is not None
+    s = find(t, Unchecked).apply_unchecked(p.state, Thought(BAD))
+    assert isinstance(s, Solved) and rule_failure(t, LINE, t.answer(s.state)) is not None
 
 
 def test_parsers():
     t = Writing("plan")
     root = t.root(LINE)
-    assert t.parse_proposals(root, " Plan: tea, fish,\n joke.\nPassage:\nignored") == [Thought("tea, fish, joke.")]
-    assert t.parse_proposals(root, "   ") == []
+    parse = find(t, ProposePrompts).parse_proposals
+    assert parse(root, " Plan: tea, fish,\n joke.\nPassage:\nignored") == [Thought("tea, fish, joke.")]
+    assert parse(root, "   ") == []
     planned = dataclasses.replace(root, plan="p")
     text = GOOD + "\nEnd of passage.\n\nSentences:\n1. x"
-    assert t.parse_proposals(planned, text) == [Thought(GOOD)]
+    assert find(t, ProposePrompts).parse_proposals(planned, text) == [Thought(GOOD)]
     assert clean_passage("a\n\nb\nSentences:\nc") == "a\n\nb"
     tp = Writing("paragraphs")
-    got = tp.parse_proposals(tp.root(LINE), '\nParagraph 1 (ends with "x"): Hi. The kettle began to sing.\nmore')
+    parse_p = find(tp, ProposePrompts).parse_proposals
+    got = parse_p(tp.root(LINE), '\nParagraph 1 (ends with "x"): Hi. The kettle began to sing.\nmore')
     assert got == [Thought("Hi. The kettle began to sing.")]
-    assert t.parse_value(" Likely, I think") == "likely"
-    assert t.oracle(root)
+    assert find(t, ValuePrompts).parse_value(" Likely, I think") == "likely"
+    assert find(t, HasOracle).oracle(root)
     # Passages cannot be enumerated: the task does not claim the capability, so `enumerate*`
     # generators refuse it with one line (tests/test_task_protocol.py) instead of finding nothing.
-    assert not isinstance(t, LegalMoves)
+    assert not has(t, LegalMoves)
 
 
 def test_prompts_end_where_the_model_continues():
     t = Writing("plan")
     root = t.root(LINE)
-    assert t.sample_prompt(root, False).endswith("Plan:")
-    assert t.sample_prompt(dataclasses.replace(root, plan="p"), False).endswith("Plan: p\nPassage:\n")
+    assert find(t, SamplePrompts).sample_prompt(root, False).endswith("Plan:")
+    sample = find(t, SamplePrompts).sample_prompt
+    assert sample(dataclasses.replace(root, plan="p"), False).endswith("Plan: p\nPassage:\n")
     tp = Writing("paragraphs")
     st = WritingState(S, paragraphs=("A. The kettle began to sing.",))
-    prompt = tp.sample_prompt(st, False)
+    prompt = find(tp, SamplePrompts).sample_prompt(st, False)
     assert prompt.endswith('Paragraph 2 (ends with "Nobody had fed the goldfish."):')
-    assert t.sample_prompt(root, True).startswith("You are")
+    assert find(t, SamplePrompts).sample_prompt(root, True).startswith("You are")
 
 
 def test_vote_prompt_shows_the_shared_paragraphs_once_and_bounds_choices():
     tp = Writing("paragraphs")
     shared = "First. The kettle began to sing."
     states = [WritingState(S, paragraphs=(shared, f"Choice {k}. Nobody had fed the goldfish.")) for k in range(3)]
-    prompt = tp.vote_prompt(states, False)
+    prompt = find(tp, VotePrompt).vote_prompt(states, False)
     assert prompt.count(shared) == 1 and prompt.endswith("Answer:")
     assert "Choice 3: Choice 2. Nobody had fed the goldfish." in prompt
     long = [WritingState(S, plan="x" * 5000) for _ in range(5)]
-    assert len(Writing("plan").vote_prompt(long, False)) < 5000
+    assert len(find(Writing("plan"), VotePrompt).vote_prompt(long, False)) < 5000
 
 
 def test_tune_sets_lengths_and_stops():
     t = Writing("plan")
-    gen, ev = t.tune(make_generator("sample", k=3), make_evaluator("vote", n=4))
+    gen, ev = find(t, TunesParts).tune(make_generator("sample", k=3), make_evaluator("vote", n=4))
     assert isinstance(gen, Sample) and gen.k == 3 and gen.params.max_tokens == PASSAGE_TOKENS
     assert "\nPassage:" in gen.params.stop and isinstance(ev, Vote) and ev.n == 4 and ev.params.stop == ("\n",)
-    gen, _ = Writing("paragraphs").tune(make_generator("sample"), make_evaluator("value"))
+    gen, _ = find(Writing("paragraphs"), TunesParts).tune(make_generator("sample"), make_evaluator("value"))
     assert gen.params.stop == ("\n",)
 
 
@@ -167,7 +185,7 @@ def test_search_returns_only_verified_passages(decomposition):
     trace = Trace()
     s = Settings(search=SearchSettings(generator="sample", evaluator="vote", breadth=1, k=2, n_evaluate=3))
     res = run(solve(Writing(decomposition), LINE, s, client, trace))
-    assert res.verified and Writing().verify_answer(LINE, res.answer) is None
+    assert res.verified and rule_failure(Writing(), LINE, res.answer) is None
     assert res.rejected >= 1
     kinds = {e["event"] for e in trace.events}
     assert {"proposal", "verdict", "score", "answer"} <= kinds
@@ -194,7 +212,8 @@ def _baseline(method, client, rounds=5):
     from solver.baselines import BaselineConfig, run_baseline
 
     t = Writing()
-    cfg = BaselineConfig(rounds=rounds, io_tokens=t.baseline_tokens["io"], cot_tokens=t.baseline_tokens["cot"])
+    tokens = find(t, BaselineTokens).baseline_tokens
+    cfg = BaselineConfig(rounds=rounds, io_tokens=tokens["io"], cot_tokens=tokens["cot"])
     return run(run_baseline(t, LINE, method, client, cfg))
 
 
@@ -216,7 +235,7 @@ def test_baselines_gate_what_they_return():
     backend = ScriptedBackend(lambda p, g, i: GOOD)
     _baseline("io", LMClient(backend))
     [(prompt, params)] = backend.requests
-    assert prompt == Writing().io_prompt(LINE, False) and params.max_tokens == PASSAGE_TOKENS
+    assert prompt == find(Writing(), BaselinePrompts).io_prompt(LINE, False) and params.max_tokens == PASSAGE_TOKENS
 
 
 def _is_judge(prompt):
@@ -326,8 +345,9 @@ def test_core_baseline_interface():
     from solver.capabilities import BaselinePrompts
 
     t = Writing()
-    assert isinstance(t, BaselinePrompts) and supports(t, "io") and supports(t, "cot-sc")
-    assert t.io_prompt(LINE, False).endswith("Passage:\n") and t.cot_prompt(LINE, False).endswith("Plan:")
-    assert t.parse_answer(LINE, " a plan\nPassage:\n" + GOOD + "\nEnd of passage.") == GOOD
-    assert t.parse_answer(LINE, GOOD + "\n\nSentences:\n1. Passage: x") == GOOD
-    assert t.parse_answer(LINE, "  ") is None
+    assert has(t, BaselinePrompts) and supports(t, "io") and supports(t, "cot-sc")
+    prompts = find(t, BaselinePrompts)
+    assert prompts.io_prompt(LINE, False).endswith("Passage:\n") and prompts.cot_prompt(LINE, False).endswith("Plan:")
+    assert find(t, AnswerParser).parse_answer(LINE, " a plan\nPassage:\n" + GOOD + "\nEnd of passage.") == GOOD
+    assert find(t, AnswerParser).parse_answer(LINE, GOOD + "\n\nSentences:\n1. Passage: x") == GOOD
+    assert find(t, AnswerParser).parse_answer(LINE, "  ") is None

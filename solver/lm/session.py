@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import AbstractAsyncContextManager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Protocol, Sequence, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
@@ -67,6 +67,13 @@ def _tokens_key(keys: list[str]) -> str:
 
 def _logprobs_key(keys: list[str]) -> str:
     return cache_key(kind="logprobs", keys=keys)
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """What a failed request hands the identical requests that waited for it."""
+
+    error: LMError
 
 
 class Session:
@@ -176,8 +183,21 @@ class Session:
             return list(self._memo[memo_key])  # type: ignore[arg-type]
         if memo_key in self._pending:
             usage.cache_hits += 1
-            return list(await asyncio.shield(self._pending[memo_key]))
-        return await self._first(memo_key, self._complete_new(prompt, params, purpose, keys, memo_key))
+            got = await asyncio.shield(self._pending[memo_key])
+            return [] if self._shared_failure(got, purpose) else list(got)
+        result = await self._first(memo_key, self._complete_new(prompt, params, purpose, keys, memo_key))
+        return [] if isinstance(result, _Failure) else result
+
+    def _shared_failure(self, got: Any, purpose: str) -> bool:
+        """A request that waited for an identical one in flight shares its failure as its own (an
+        lm_error event and a failed call, no cache hit), exactly as when it is made after that one
+        failed: so the trace does not depend on whether the two overlapped (a live run and its
+        replay from a cache interleave differently)."""
+        if not isinstance(got, _Failure):
+            return False
+        self._usage.cache_hits -= 1
+        self._failed(got.error, purpose)
+        return True
 
     async def _first(self, key: str, request: Awaitable[T]) -> T:
         """Make ``request``, the first of its key in flight; identical ones wait for its answer."""
@@ -199,7 +219,7 @@ class Session:
             del self._pending[key]
 
     async def _complete_new(self, prompt: str, params: GenParams, purpose: str, keys: list[str],
-                            memo_key: str) -> list[str]:
+                            memo_key: str) -> list[str] | _Failure:
         usage, client = self._usage, self._client
         cache, mode = client.cache, client.mode
         if cache is not None and mode != "off":
@@ -221,7 +241,7 @@ class Session:
             comp = await self._send(lambda: client.backend.complete(prompt, params))
         except LMError as exc:
             self._failed(exc, purpose)
-            return []
+            return _Failure(exc)
         usage.backend_calls += 1
         usage.prompt_tokens += comp.prompt_tokens
         usage.completion_tokens += comp.completion_tokens
@@ -248,11 +268,12 @@ class Session:
         if key in self._pending:
             usage.cache_hits += 1
             got = await asyncio.shield(self._pending[key])
-            return None if got is None else list(got)
-        return await self._first(key, self._score_new(prompt, continuations, purpose, key))
+            return None if self._shared_failure(got, purpose) else list(got)
+        result = await self._first(key, self._score_new(prompt, continuations, purpose, key))
+        return None if isinstance(result, _Failure) else result
 
     async def _score_new(self, prompt: str, continuations: Sequence[str], purpose: str,
-                         key: str) -> list[float] | None:
+                         key: str) -> list[float] | _Failure:
         usage, client = self._usage, self._client
         cache, mode = client.cache, client.mode
         if cache is not None and mode != "off":
@@ -269,7 +290,7 @@ class Session:
             scores, tokens = await self._send(lambda: client.backend.score(prompt, continuations))
         except LMError as exc:
             self._failed(exc, purpose)
-            return None
+            return _Failure(exc)
         usage.backend_calls += 1
         usage.prompt_tokens += tokens
         if cache is not None and mode == "record":

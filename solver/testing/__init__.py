@@ -6,10 +6,12 @@ states are never mutated, nothing the gate refused is scored, kept or answered, 
 returns exactly to held states, BFS keeps at most b per level, budgets are never exceeded, a
 returned answer always re-verifies, the same seed and recorded answers give the same trace, and
 (where the task has an exact oracle and legal-move enumeration) that a complete search finds a
-solution iff one exists. See docs/testing.md.
+solution iff one exists. Before any run it checks the task's composition (``check_parts``): every
+part found for a capability really implements it. See docs/testing.md.
 """
 
 from solver.testing.invariants import InvariantBroken, Outcome, check_outcome
+from solver.testing.parts import PartBroken, check_parts
 from solver.testing.recording import RecordingTask
 from solver.testing.runner import (
     IFF_METHODS,
@@ -28,6 +30,7 @@ __all__ = [
     "Case",
     "InvariantBroken",
     "Outcome",
+    "PartBroken",
     "RecordingTask",
     "Script",
     "ScriptedModel",
@@ -36,6 +39,7 @@ __all__ = [
     "cases",
     "check_complete_iff",
     "check_outcome",
+    "check_parts",
     "check_replay",
     "check_search_invariants",
     "run_and_check",

@@ -6,7 +6,9 @@ other method returning a verdict), with a snapshot of its contents taken when it
 state search hands back to the task must be one of those, unchanged.
 
 Capabilities are forwarded by attribute lookup (``__getattr__``), so ``hasattr(proxy, name)``
-holds exactly when it holds for the wrapped task.
+holds exactly when it holds for the wrapped task. The task's composed ``parts`` are wrapped the
+same way (``RecordingPart``), so what search does through a part found with
+``solver.capabilities.find`` is recorded and checked like a call on the task.
 """
 
 from __future__ import annotations
@@ -128,6 +130,15 @@ class RecordingTask:
             return attr
         return self._wrap(name, attr)
 
+    @property
+    def parts(self) -> tuple[Any, ...]:
+        """The task's parts, each wrapped so that its calls are recorded here (made once)."""
+        wrapped = self.__dict__.get("_parts")
+        if wrapped is None:
+            wrapped = tuple(RecordingPart(self, p) for p in getattr(self.inner, "parts", None) or ())
+            self.__dict__["_parts"] = wrapped
+        return wrapped
+
     # ---- bookkeeping ---------------------------------------------------------------------------
 
     def _wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -184,6 +195,33 @@ class RecordingTask:
             return str(self.inner.describe(state))[:120]
         except Exception:
             return repr(state)[:120]
+
+
+class RecordingPart:
+    """Wraps one part of a recorded task: every method call goes through the owner's recording
+    (states handed in must be the task's, unchanged; prompts remember their states)."""
+
+    def __new__(cls, owner: RecordingTask, part: Any) -> RecordingPart:
+        names = frozenset(n for n in (*dir(type(part)), *getattr(part, "__dict__", {}))
+                          if not n.startswith("_") and n != "inner")
+        return object.__new__(_forwarding_class(cls, names))
+
+    def __init__(self, owner: RecordingTask, part: Any) -> None:
+        self.inner, self._owner = part, owner
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        """The part's class: a task's own generator or evaluator may look its part up by its
+        concrete class (``find(task, CandidateWords)``), which must find the wrapped part."""
+        return type(self.inner)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("inner", "_owner"):  # not set yet: no recursion
+            raise AttributeError(name)
+        attr = getattr(self.inner, name)
+        if not callable(attr) or isinstance(attr, type):
+            return attr
+        return self._owner._wrap(name, attr)
 
 
 _OWN = frozenset(n for n in vars(RecordingTask) if not n.startswith("_")) | {

@@ -18,7 +18,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from solver.budget import Usage
-from solver.capabilities import HasOracle, LegalMoves
+from solver.capabilities import HasOracle, LegalMoves, find, has, require
 from solver.complete import complete_dfs
 from solver.evaluators import EVALUATORS as EVALUATORS_BUILT_IN
 from solver.evaluators import make_evaluator
@@ -34,6 +34,7 @@ from solver.settings import ModelSettings, Settings
 from solver.settings import SearchSettings as RunSearch
 from solver.task import Task
 from solver.testing.invariants import IFF, REPLAY, AnswerCheck, InvariantBroken, Outcome, check_outcome
+from solver.testing.parts import check_parts
 from solver.testing.recording import RecordingTask
 from solver.testing.scripted import ScriptedModel
 from solver.testing.strategies import (
@@ -69,7 +70,7 @@ def capable(task: Any, name: str) -> bool:
         part = make_evaluator(name)
     else:
         return True
-    return all(isinstance(task, cap) for cap in needs_of(part).parts)
+    return all(has(task, cap) for cap in needs_of(part).parts)
 
 
 def _parts(task: Any, case: Case) -> tuple[Any, Any]:
@@ -250,10 +251,11 @@ def check_complete_iff(task: Any, puzzle: str, *, solvable: Callable[[str], bool
     oracle on the root. A complete search that claims exhaustion must be right. Each run's own
     invariants are checked too. Returns the reference's verdict."""
     inner = _inner(task)
-    expected = bool(solvable(puzzle)) if solvable is not None else bool(inner.oracle(inner.root(puzzle)))
+    expected = (bool(solvable(puzzle)) if solvable is not None
+                else bool(require(inner, HasOracle, "check_complete_iff without solvable").oracle(inner.root(puzzle))))
     where = "the reference" if solvable is not None else "the oracle on the root"
     for method, evaluator in methods:
-        if evaluator == "oracle" and not isinstance(inner, HasOracle):
+        if evaluator == "oracle" and not has(inner, HasOracle):
             continue
         # The exact oracle needs a beam of one; without it the beam must hold every state.
         breadth = 1 if evaluator == "oracle" else 10**6
@@ -306,8 +308,9 @@ def check_search_invariants(task: Any, puzzles: Sequence[str] | st.SearchStrateg
         settings = settings.filter(lambda s: capable(sample, s.generator) and capable(sample, s.evaluator))
     strategy = cases(puzzles, settings=settings, models=models if models is not None else scripts(),
                      budget=budget if budget is not None else budgets(), thoughts=thoughts)
-    do_iff = iff if iff is not None else (isinstance(sample, LegalMoves)
-                                          and (isinstance(sample, HasOracle) or solvable is not None))
+    check_parts(sample)  # every part found for a capability really implements it
+    do_iff = iff if iff is not None else (has(sample, LegalMoves)
+                                          and (has(sample, HasOracle) or solvable is not None))
     judged: set[str] = set()
 
     @_profile(profile, max_examples)
@@ -319,7 +322,8 @@ def check_search_invariants(task: Any, puzzles: Sequence[str] | st.SearchStrateg
         if do_iff and case.puzzle not in judged:
             inner = _inner(task)
             # By default a task that enumerates nothing at the root (passages, say) cannot be searched completely.
-            if iff or inner.legal_thoughts(inner.root(case.puzzle)):
+            moves = find(inner, LegalMoves)
+            if iff or (moves is not None and moves.legal_thoughts(inner.root(case.puzzle))):
                 check_complete_iff(task, case.puzzle, solvable=solvable, methods=iff_methods, answer_ok=answer_ok)
             judged.add(case.puzzle)
 

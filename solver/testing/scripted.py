@@ -17,7 +17,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from solver.capabilities import LegalMoves
+from solver.capabilities import LegalMoves, find
 from solver.lm.base import Completion, GenParams, LMError
 from solver.task import Thought
 from solver.testing.recording import RecordingTask
@@ -133,8 +133,9 @@ class ScriptedModel:
             return got[1]
         inner = self.task.inner
         texts: list[str] = []
-        if isinstance(inner, LegalMoves):
-            texts = [t.text for t in inner.legal_thoughts(state)]
+        moves = find(inner, LegalMoves)
+        if moves is not None:
+            texts = [t.text for t in moves.legal_thoughts(state)]
         if not texts:
             texts = [t for t in self.script.pool if not isinstance(inner.check(state, Thought(t)), Invalid)]
         self._legal[id(state)] = (state, texts)

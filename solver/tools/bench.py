@@ -26,7 +26,16 @@ from solver.baselines import (
     require_baseline,
     run_baseline,
 )
-from solver.capabilities import BaselineTokens, ChainSteps, HasOracle, MissingCapability, Unchecked, missing_message
+from solver.capabilities import (
+    BaselineTokens,
+    ChainSteps,
+    HasOracle,
+    MissingCapability,
+    Unchecked,
+    find,
+    has,
+    missing_message,
+)
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
@@ -161,7 +170,7 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
             if ev is not None and ev not in known:
                 raise UsageError(f"unknown evaluator {ev!r} in {raw!r}; choose one of {', '.join(known)}")
             label = core if (core.endswith(NO_GATE) or not no_gate) else core + NO_GATE
-            if label.endswith(NO_GATE) and not isinstance(task, Unchecked):
+            if label.endswith(NO_GATE) and not has(task, Unchecked):
                 raise MissingCapability(missing_message(task, Unchecked, f"method `{label}` (no gate)"))
             label += at + at_gen
         elif raw in baseline_names(task) or raw in BASELINES:
@@ -229,26 +238,30 @@ def tree_lost_at(task: Any, puzzle: str, events: list[dict[str, Any]]) -> int | 
     """For a failed search: 1 + the deepest depth at which it kept a state the exact oracle
     calls solvable (0 when the puzzle itself is not). States are rebuilt from the trace by
     replaying the deterministic checker, so search needs no hook for this."""
-    oracle = task.oracle if isinstance(task, HasOracle) else None
-    if oracle is None:
+    exact, unchecked = find(task, HasOracle), find(task, Unchecked)
+    if exact is None:
         return None
+    oracle = exact.oracle
     states: dict[int, Any] = {}
+    depths: dict[int, int] = {}  # node -> depth (root 0): the parent's plus one
     kept: list[int] = []
     for ev in events:
         kind = ev.get("event")
         if kind == "root":
             states[ev["node"]] = task.root(puzzle)
+            depths[ev["node"]] = 0
             kept.append(ev["node"])
         elif kind == "proposal" and "node" in ev and ev.get("parent") in states:
             parent = states[ev["parent"]]
             verdict = task.check(parent, Thought(ev["thought"]))
-            if isinstance(verdict, Invalid) and isinstance(task, Unchecked):
-                verdict = task.apply_unchecked(parent, Thought(ev["thought"]))
+            if isinstance(verdict, Invalid) and unchecked is not None:
+                verdict = unchecked.apply_unchecked(parent, Thought(ev["thought"]))
             if not isinstance(verdict, Invalid):
                 states[ev["node"]] = verdict.state
+                depths[ev["node"]] = depths[ev["parent"]] + 1
         elif kind == "keep" and ev.get("node") in states:
             kept.append(ev["node"])
-    solvable = [task.depth(states[n]) for n in kept if oracle(states[n])]
+    solvable = [depths[n] for n in kept if oracle(states[n])]
     return 1 + max(solvable) if solvable else 0
 
 
@@ -261,7 +274,8 @@ class _Runner:
             if getattr(args, name) < 1:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
         # writing: whole passages, not 48 tokens
-        tokens = self.task.baseline_tokens if isinstance(self.task, BaselineTokens) else {}
+        limits = find(self.task, BaselineTokens)
+        tokens = limits.baseline_tokens if limits is not None else {}
         self.cfg = BaselineConfig(samples=args.samples, rounds=args.refine_rounds,
                                   temperature=self.settings.model.temperature, seed=self.settings.model.seed,
                                   chat=self.settings.model.chat)
@@ -473,10 +487,10 @@ def chain_lost_at(task: Any, puzzle: str, text: str) -> int | None:
     """For a failed chain of thought: the 1-based step after which no solvable state was left
     (a step the checker rejects counts as losing it there); ``len(steps) + 1`` when every step
     kept a solvable state but the answer still failed; None when the task cannot tell."""
-    chain = task.chain_thoughts if isinstance(task, ChainSteps) else None
-    oracle = task.oracle if isinstance(task, HasOracle) else None
-    if chain is None or oracle is None:
+    steps_part, exact = find(task, ChainSteps), find(task, HasOracle)
+    if steps_part is None or exact is None:
         return None
+    chain, oracle = steps_part.chain_thoughts, exact.oracle
     state = task.root(puzzle)
     if not oracle(state):
         return 0

@@ -17,7 +17,7 @@ import sys
 from typing import Any, Sequence
 
 from solver.budget import Budget
-from solver.capabilities import HasOracle
+from solver.capabilities import HasOracle, find
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.lm.base import LMError
@@ -243,7 +243,8 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
                 res = await solve(task, puzzle, s, client, trace)
                 progress.finished(res.summary())
             out = {"task": task.name, "id": pid, "puzzle": puzzle, **res.summary()}
-            oracle = task.oracle if isinstance(task, HasOracle) else None
+            exact = find(task, HasOracle)
+            oracle = exact.oracle if exact is not None else None
             if res.exhausted and oracle is not None:
                 try:  # the exact oracle's own verdict on the puzzle, beside the search's proof
                     out["oracle_solvable"] = bool(oracle(task.root(puzzle)))

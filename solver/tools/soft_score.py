@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any, Callable
 
-from solver.capabilities import SoftScore, missing_message
+from solver.capabilities import SoftScore, find, has, missing_message
 from solver.lm.client import LMClient
 from solver.tools.stats import mean_interval, wilson
 
@@ -55,7 +55,7 @@ class SoftScorer:
             raise UsageError("--score-samples must be 0 or more")
         self.task, self.seed = task, settings.model.seed
         model, url = getattr(args, "score_model", None), getattr(args, "score_base_url", None)
-        if self.n and not isinstance(task, SoftScore):
+        if self.n and not has(task, SoftScore):
             raise UsageError(missing_message(task, SoftScore, "--score-samples") + "; drop --score-samples")
         if (model or url) and not self.n:
             raise UsageError("--score-model/--score-base-url need --score-samples N (N >= 1)")
@@ -82,13 +82,15 @@ class SoftScorer:
         if not self.n:
             return
         text, passed = final_answer(row, events)
-        row["soft_score_name"] = self.task.soft_score_name if isinstance(self.task, SoftScore) else "soft score"
+        scorer = find(self.task, SoftScore)
+        row["soft_score_name"] = scorer.soft_score_name if scorer is not None else "soft score"
         if text is None:
             row.update(soft_score=None, soft_scores=[], soft_scored=None)
             return
         client = self._client_for(run_client)
         model = client.session()  # scoring is counted apart from the method's own calls and tokens
-        scores = await self.task.soft_score(model, text[:MAX_SCORED_CHARS], self.n, seed=self.seed,
+        assert scorer is not None  # __init__ refused --score-samples without one
+        scores = await scorer.soft_score(model, text[:MAX_SCORED_CHARS], self.n, seed=self.seed,
                                             chat=self.chat)
         got = [s for s in scores if s is not None]
         row.update(soft_score=sum(got) / len(got) if got else None, soft_scores=list(scores),

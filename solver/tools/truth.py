@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
-from solver.capabilities import HasOracle, Restorable, missing_message
+from solver.capabilities import HasOracle, Restorable, find, missing_message
 
 JUDGED_CUTS = frozenset({"pruned", "beam"})  # fates decided by the evaluator's judgement
 STRUCTURAL_CUTS = frozenset({"depth", "children"})
@@ -47,12 +47,14 @@ def task_for_run(plugin: Any, options: dict[str, Any]) -> Any:
 
 def make_oracle(task: Any) -> Oracle | str:
     """A memoised (puzzle, description) -> solvable judge, or the reason there is none."""
-    if not isinstance(task, Restorable):
+    restorer: Restorable[Any] | None = find(task, Restorable)
+    exact = find(task, HasOracle)
+    if restorer is None:
         return missing_message(task, Restorable, "the audit")
-    if not isinstance(task, HasOracle):
+    if exact is None:
         return missing_message(task, HasOracle, "the audit")
     memo: dict[tuple[str, str], bool] = {}
-    restore, oracle = task.restore, task.oracle
+    restore, oracle = restorer.restore, exact.oracle
 
     def judge(puzzle: str, description: str) -> bool:
         key = (puzzle, description)

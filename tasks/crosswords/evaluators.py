@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
-from solver.capabilities import Needs, no_model
+from solver.capabilities import Needs, no_model, require
 from solver.lm.session import Session
 from solver.node import Node
+from tasks.crosswords.parts import CandidateWords, clue_value_prompt
 from verifiers.crossword import Fillability, FillLevel, fillability
 
 LABELS = ("sure", "maybe", "impossible")
@@ -24,12 +25,12 @@ class ClueJudge:
 
     name: str = "clues"
     prune_below: float = 0.5
-    needs: ClassVar[Needs] = Needs(model=True)  # and a Crosswords task (its clue prompts)
+    needs: ClassVar[Needs] = Needs(model=True)  # and a crossword state (its clues)
 
     async def _judge(self, task: Any, node: Node[Any], model: Session) -> tuple[float, Any]:
         labels: dict[str, str] = {}
         for s in node.state.grid.open_slots():
-            lps = await model.score(task.clue_value_prompt(node.state, s), [f" {lab}" for lab in LABELS], "value")
+            lps = await model.score(clue_value_prompt(node.state, s), [f" {lab}" for lab in LABELS], "value")
             if lps is None:
                 continue  # a failed call is no evidence either way
             labels[s.name] = LABELS[max(range(len(LABELS)), key=lambda i: lps[i])]
@@ -49,17 +50,33 @@ class Fillable:
     level: FillLevel = "arc"
     name: str = "fillable"
     prune_below: float = 0.5
-    needs: ClassVar[Needs] = Needs()  # a Crosswords task (its lexicon); no model
+    needs: ClassVar[Needs] = Needs((CandidateWords,))  # the crossword's lexicon; no model
     # DFS meets the same board along different orders of the same words; judge each board once.
     _memo: dict[tuple[int, str], Fillability] = field(default_factory=dict, repr=False)
 
     async def __call__(self, task: Any, nodes: Sequence[Node[Any]],
                        model: Session | None) -> list[tuple[float, Any]]:
+        lexicon = require(task, CandidateWords, f"evaluator `{self.name}`").lexicon
         out: list[tuple[float, Any]] = []
         for nd in nodes:
-            key = (id(task.lexicon), nd.state.board)
+            key = (id(lexicon), nd.state.board)
             f = self._memo.get(key)
             if f is None:
-                f = self._memo[key] = fillability(nd.state.grid, task.lexicon, self.level)
+                f = self._memo[key] = fillability(nd.state.grid, lexicon, self.level)
             out.append((0.0 if f.ok is False else 1.0, {"reason": f.reason} if f.reason else None))
         return out
+
+
+class ClueEvaluators:
+    """OwnEvaluators part of the crossword task: ``clues`` (the model judges each open slot's
+    clue) and ``fillable`` (the lexicon can still fill the grid, at ``fill_level``)."""
+
+    def __init__(self, fill_level: FillLevel) -> None:
+        self.fill_level: FillLevel = fill_level
+
+    def make_evaluator(self, name: str, settings: Any) -> Any:
+        if name == "clues":
+            return ClueJudge()
+        if name == "fillable":
+            return Fillable(self.fill_level)
+        return None

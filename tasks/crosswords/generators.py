@@ -7,38 +7,40 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from solver.capabilities import Needs
+from solver.capabilities import Needs, require
 from solver.lm.session import Session
 from solver.task import Thought
+from tasks.crosswords.parts import CandidateWords, rank_prompt
 from verifiers.crossword import EMPTY
 
 
 @dataclass(slots=True)
 class ClueRank:
     """Per open slot (most constrained first, at most ``slots`` of them), the lexicon's
-    ``task.candidates`` most frequent matching words, scored with one scoring call per slot:
+    ``candidates`` most frequent matching words, scored with one scoring call per slot:
     log P(" WORD\\n" | clue, letters), normalised over that slot's candidates so slots compare.
     Without a model the words keep lexicon order."""
 
     slots: int | None = None
     name: str = "enumerate-rank"
-    needs: ClassVar[Needs] = Needs()  # a Crosswords task (its lexicon); ranks with a model when there is one
+    needs: ClassVar[Needs] = Needs((CandidateWords,))  # the crossword's lexicon; ranks with a model when there is one
 
     async def __call__(self, task: Any, state: Any, model: Session | None) -> list[Thought]:
-        grid = state.grid
+        words_part = require(task, CandidateWords, f"generator `{self.name}`")
+        grid, lexicon, candidates = state.grid, words_part.lexicon, words_part.candidates
         per_slot = []
         for s in grid.open_slots():
-            idx = task.lexicon.index(s.length)
+            idx = lexicon.index(s.length)
             hits = idx.indices(grid.pattern(s).replace(EMPTY, "?").lower())
             if hits.size:
-                per_slot.append((hits.size, s, [idx.words[i].upper() for i in hits[: task.candidates]]))
+                per_slot.append((hits.size, s, [idx.words[i].upper() for i in hits[: candidates]]))
         per_slot.sort(key=lambda t: t[0])
         per_slot = per_slot[: self.slots] if self.slots else per_slot
         if model is None:
             return [Thought(f"{s.name}. {w}") for _, s, words in per_slot for w in words]
         out: list[Thought] = []
         for _, s, words in per_slot:
-            scores = await model.score(task.rank_prompt(state, s), [f" {w}\n" for w in words], "rank")
+            scores = await model.score(rank_prompt(state, s), [f" {w}\n" for w in words], "rank")
             if scores is None:
                 out.extend(Thought(f"{s.name}. {w}") for w in words)
                 continue
@@ -49,3 +51,14 @@ class ClueRank:
                        for w, x in zip(words, scores, strict=True))
         out.sort(key=lambda t: -(t.prior if t.prior is not None else -math.inf))
         return out
+
+
+class ClueRanking:
+    """TunesParts part of the crossword task: ``enumerate-rank`` here ranks lexicon candidates by
+    the likelihood of the word after its own clue (the generic one would score every thought
+    after one shared prompt)."""
+
+    def tune(self, generator: Any, evaluator: Any) -> tuple[Any, Any]:
+        if generator.name == "enumerate-rank":
+            return ClueRank(), evaluator
+        return generator, evaluator

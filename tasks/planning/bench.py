@@ -23,6 +23,7 @@ from solver.run import Settings, make_client, solve, usage_for
 from tasks.datafiles import parse_span
 from tasks.planning.files import LLMP_DOMAINS, domain_file, join_puzzle, llmp_dir, read_text
 from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_direct, run_llmp
+from tasks.planning.state import read_problem
 from tasks.planning.task import Planning
 from verifiers.pddl_model import parse_problem
 from verifiers.planner import plan
@@ -124,7 +125,7 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
             client = make_client(s)
             res = await solve(task, puzzle, s, client)
             usage = res.usage
-            rep = report_plan(task.problem(puzzle), res.answer, opt) if res.answer else None
+            rep = report_plan(read_problem(puzzle), res.answer, opt) if res.answer else None
             solved = bool(rep and rep.verified)
             length = len(res.answer.splitlines()) if res.answer else None
             row.update(solved=solved, optimal=bool(solved and opt is not None and length is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from tasks.sudoku.generator import generate
+from tasks.sudoku.state import read_givens
 from tasks.sudoku.task import Sudoku
 from verifiers.sudoku import parse_board
 
@@ -35,7 +36,7 @@ class SudokuPlugin:
         if args.puzzle is not None and args.size is not None:
             raise ValueError("give either a board or --size N, not both")
         if args.puzzle is not None:
-            self.make_task(args).givens(args.puzzle)
+            read_givens(args.puzzle, self._boxes(args))
             return [(args.puzzle.strip(), args.puzzle)]
         if args.size is None:
             raise ValueError(f'give a board ({SYNTAX}) or --size N [--seed S] to generate one')
@@ -58,7 +59,7 @@ class SudokuPlugin:
 
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
         task = self.make_task(args)
-        givens = task.givens(args.puzzle)
+        givens = read_givens(args.puzzle, task.boxes)
         parse_board(args.board, len(givens))  # malformed: ValueError, exit status 2
         report = task.report_answer(args.puzzle, args.board)
         return report.verified, "\n".join(report.lines())

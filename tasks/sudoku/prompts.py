@@ -55,8 +55,6 @@ SOLUTION_EXAMPLES = (
     ("**2*|3241|*4*2|***4", '{"rows": ["4123", "3241", "1432", "2314"]}'),
     ("1254*|5*3**|4*1**|3*2*1|**4*5", '{"rows": ["12543", "51324", "45132", "34251", "23415"]}'),
 )
-# Long's baselines by name: how many of SOLUTION_EXAMPLES each one shows.
-BASELINE_SHOTS = {"zero-shot": 0, "one-shot": 1, "few-shot": 3}
 
 SOLUTION = """{rules}
 Answer with the solved board as JSON rows.

@@ -1,4 +1,5 @@
-"""Creative Writing's own baseline: the paper's iterative refinement, judged by coherence.
+"""Creative Writing's baselines part: the prompts and parser of the core's IO, CoT and CoT-SC
+(``PassageBaselines``), and its own baseline, the paper's iterative refinement judged by coherence.
 
 IO, CoT and CoT-SC are the core's (solver/baselines.py, with this task's prompts and
 parser); refine here replaces the core's checker-feedback refine for this task, as the paper
@@ -10,11 +11,11 @@ finally checks every passage.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tasks.writing import prompts
 from tasks.writing.coherence import coherence
-from tasks.writing.prompts import PASSAGE_TOKENS
+from tasks.writing.state import MARKERS, PASSAGE_TOKENS, clean_passage
 from verifiers.writing import check_passage, split_sentences
 
 if TYPE_CHECKING:
@@ -49,3 +50,30 @@ async def refine(run: BaselineRun, *, threshold: float = THRESHOLD, judge_sample
             why += f"; {located.reason if located is not None else problem.reason}"
         prompt = prompts.passage_prompt(sentences, draft=passage or "(empty)", problem=why)
     return latest_ok
+
+
+class PassageBaselines:
+    """BaselinePrompts, AnswerParser, BaselineStops, BaselineTokens and OwnBaselines. The core's
+    baselines need about PASSAGE_TOKENS for io and PASSAGE_TOKENS + 100 for cot (48 tokens cut a
+    passage short); ``refine`` is the paper's, above, in place of the core's."""
+
+    baseline_stop = prompts.PASSAGE_STOPS
+    baseline_tokens = {"io": PASSAGE_TOKENS, "cot": PASSAGE_TOKENS + 100}
+
+    @property
+    def own_baselines(self) -> dict[str, Any]:
+        return {"refine": refine}
+
+    def io_prompt(self, puzzle: str, chat: bool) -> str:
+        body = prompts.passage_prompt(split_sentences(puzzle))
+        return prompts.CHAT_PREFIX + body if chat else body
+
+    def cot_prompt(self, puzzle: str, chat: bool) -> str:
+        body = prompts.cot_prompt(split_sentences(puzzle))
+        return prompts.CHAT_PREFIX + body if chat else body
+
+    def parse_answer(self, puzzle: str, text: str) -> str | None:
+        """The passage in an io answer, or after "Passage:" in a cot answer; None when empty."""
+        plan, sep, rest = text.partition("Passage:")
+        passage = clean_passage(rest if sep and not MARKERS.search(plan) else text)
+        return passage or None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from solver.lm.base import GenParams
 from solver.lm.session import Session
@@ -42,3 +43,14 @@ async def coherence(model: Session, passage: str, n: int = 5, *, seed: int | Non
     params = GenParams(n=n, temperature=temperature, max_tokens=4, stop=("\n",), seed=seed, chat=chat)
     texts = await model.complete(prompt, params, "coherence")
     return Coherence(tuple(parse_score(t) for t in texts))
+
+
+class CoherenceScore:
+    """SoftScore part of the writing task: the paper's 1-10 coherence judgement, n samples
+    (``tot bench --score-samples``). Never part of the gate."""
+
+    soft_score_name = "coherence 1-10"
+
+    async def soft_score(self, model: Any, passage: str, n: int, *, seed: int | None = 0,
+                         chat: bool = False) -> tuple[int | None, ...]:
+        return (await coherence(model, passage, n, seed=seed, chat=chat)).scores

@@ -37,7 +37,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
-from solver.capabilities import Needs, no_model
+from solver.capabilities import Needs, SamplePrompts, no_model, require
 from solver.generators import first_thoughts
 from solver.lm.base import GenParams
 from solver.lm.session import Session
@@ -137,9 +137,10 @@ class Constrained:
             paras = await self._lead_ins(model, state.sentences, state.paragraphs, None, self.k, 0)
             return [Thought(p) for p in paras]
         if state.plan is None:
-            texts = await model.complete(task.sample_prompt(state, self.chat),
+            sampler = require(task, SamplePrompts, f"generator `{self.name}`")
+            texts = await model.complete(sampler.sample_prompt(state, self.chat),
                                           self._params(self.k, PLAN_TOKENS, prompts.PLAN_STOPS), "plan")
-            return first_thoughts(task, state, texts)
+            return first_thoughts(sampler, state, texts)
         passages = await asyncio.gather(*(self._passage(model, state.sentences, state.plan, j)
                                           for j in range(self.k)))
         return [Thought(p) for p in passages]

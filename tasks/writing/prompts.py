@@ -41,9 +41,6 @@ PASSAGE_END = "End of passage."
 # Stops shared by both steps of plan-then-passage: a plan ends where its passage begins.
 PLAN_STOPS = ("\nPassage:", PASSAGE_END, "\nSentences:", "\nPlan:")
 PASSAGE_STOPS = (PASSAGE_END, "\nSentences:", "\nPlan:")
-# A passage of four short paragraphs is ~150-240 tokens (the example: ~140); at ~36 tokens/s on the
-# embedded model every extra 100 tokens of cap costs ~3 s per sample when the model rambles.
-PASSAGE_TOKENS = 240
 
 CHAT_PREFIX = ("You are a careful writer. Follow the format of the example exactly; write only "
                "the requested part.\n\n")
