@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Iterator
 import pytest
 
 from solver.budget import BudgetExhausted
-from solver.capabilities import LegalMoves, Needs
+from solver.capabilities import LegalMoves, Needs, require
 from solver.evaluators import EVALUATORS
 from solver.expansion import Expansion, SearchResult
 from solver.generators import GENERATORS, register_generator
@@ -60,9 +60,9 @@ class Noisy:
     needs: ClassVar[Needs] = Needs((LegalMoves,))
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
-        assert isinstance(task, LegalMoves)
+        moves = require(task, LegalMoves, "generator `noisy`")
         out = []
-        for th in task.legal_thoughts(state):
+        for th in moves.legal_thoughts(state):
             out += [Thought(BAD), th]
         return out
 
