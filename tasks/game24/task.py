@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 from solver.task import Thought
 from tasks.game24 import prompts
+from tasks.game24.grammar import Game24Grammar
 from verifiers.arithmetic import (
     RULES_24,
     Policy,
@@ -62,7 +63,8 @@ def _wrap(expr: str) -> str:
     return expr if re.fullmatch(r"[0-9]+", expr) else f"({expr})"
 
 
-_LINE_PREFIX = re.compile(r"^\s*(?:[-*\u2022]\s*|\d+[.)]\s+|step\s*\d*\s*:\s*|next step\s*:\s*)", re.IGNORECASE)
+# A bullet is not the sign of a negative first operand: "-1 * 1 = -1" keeps its minus.
+_LINE_PREFIX = re.compile(r"^\s*(?:[-*\u2022](?![0-9])\s*|\d+[.)]\s+|step\s*\d*\s*:\s*|next step\s*:\s*)", re.IGNORECASE)
 
 
 class Game24:
@@ -73,6 +75,7 @@ class Game24:
 
     def __init__(self, policy: Policy = "reject") -> None:
         self.policy: Policy = policy
+        self.parts = (*getattr(self, "parts", ()), Game24Grammar())
 
     def root(self, puzzle: str) -> State24:
         nums = parse_puzzle(puzzle)

@@ -1,0 +1,164 @@
+"""Grammars of legal thoughts: what each derives, checked against the task's own parser and gate
+with an independent GBNF reader (tests/gbnf_reference.py), and the GBNF helpers themselves."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver.capabilities import ThoughtGrammar, find
+from solver.grammar import alternation, grammar, lines, literal, one_line, repeat
+from solver.task import Thought
+from tasks.game24 import Game24, State24
+from tests.gbnf_reference import Grammar, GrammarError
+from verifiers.verdict import Invalid
+
+FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ---- the helpers ---------------------------------------------------------------------------
+
+@FAST
+@given(st.text(max_size=30))
+def test_a_literal_derives_exactly_its_text(text: str) -> None:
+    g = Grammar(grammar({"root": literal(text)}))
+    assert g.language() == {text}
+    assert g.matches(text)
+
+
+@FAST
+@given(st.lists(st.text(alphabet="ab\"\\\n x", max_size=6), min_size=1, max_size=6))
+def test_an_alternation_derives_exactly_its_items(items: list[str]) -> None:
+    g = Grammar(grammar({"root": alternation(literal(t) for t in items)}))
+    assert g.language() == set(items)
+
+
+@pytest.mark.parametrize("least,most", [(0, 1), (0, 3), (1, 1), (1, 4), (2, 2), (2, 5)])
+def test_repeat_derives_the_counts_asked_for(least: int, most: int) -> None:
+    g = Grammar(grammar({"root": repeat(literal("ab"), least, most)}))
+    assert g.language() == {"ab" * k for k in range(least, most + 1)}
+
+
+def test_an_empty_alternation_is_refused() -> None:
+    with pytest.raises(ValueError):
+        alternation([])
+
+
+def test_lines_and_one_line_wrap_a_thought_grammar() -> None:
+    thought = grammar({"root": alternation([literal("x = 1"), literal("y = 2")])})
+    g = Grammar(lines(thought, 2))
+    assert g.language() == {a + "\n" + (b + "\n" if b else "") for a in ("x = 1", "y = 2")
+                            for b in ("", "x = 1", "y = 2")}
+    assert Grammar(one_line(thought)).language() == {"x = 1", "y = 2", " x = 1", " y = 2"}
+
+
+# ---- Game of 24 ----------------------------------------------------------------------------
+
+TASK = Game24()
+
+
+def _states() -> st.SearchStrategy[State24]:
+    """A root of four numbers 1-13, then 0-2 legal steps taken (chosen by hypothesis)."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> State24:
+        nums = draw(st.lists(st.integers(1, 13), min_size=4, max_size=4))
+        state = TASK.root(" ".join(map(str, nums)))
+        for _ in range(draw(st.integers(0, 2))):
+            moves = TASK.legal_thoughts(state)
+            move = moves[draw(st.integers(0, len(moves) - 1))]
+            verdict = TASK.check(state, move)
+            assert not isinstance(verdict, Invalid)
+            state = verdict.state
+        return state
+
+    return build()
+
+
+def _language(state: State24) -> set[str]:
+    part = find(TASK, ThoughtGrammar)
+    assert part is not None
+    text = part.thought_grammar(state)
+    assert text is not None
+    return Grammar(text).language()
+
+
+@FAST
+@given(_states())
+def test_game24_every_derived_step_is_parsed_and_accepted_by_the_gate(state: State24) -> None:
+    for line in _language(state):
+        assert TASK.parse_proposals(state, line) == [Thought(line)]
+        verdict = TASK.check(state, Thought(line))
+        assert not isinstance(verdict, Invalid), (state.numbers, line, verdict)
+
+
+@FAST
+@given(_states())
+def test_game24_every_legal_step_is_derivable(state: State24) -> None:
+    language = _language(state)
+    for thought in TASK.legal_thoughts(state):
+        assert thought.text in language
+
+
+def _reference_steps(numbers: tuple[Fraction, ...]) -> set[tuple[Fraction, str, Fraction]]:
+    """Every (a, op, b) over two positions, brute force: the moves a grammar must not lose."""
+    out = set()
+    for i, a in enumerate(numbers):
+        for j, b in enumerate(numbers):
+            if i != j:
+                for op in "+-*/":
+                    if not (op == "/" and b == 0):
+                        out.add((a, op, b))
+    return out
+
+
+@FAST
+@given(_states())
+def test_game24_the_grammar_covers_every_operand_order_the_gate_accepts(state: State24) -> None:
+    """Independent of legal_thoughts: every ordered pair and operator, by brute force, appears
+    in the language (the gate accepts 9 + 4 as well as 4 + 9)."""
+    language = _language(state)
+    heads = {line.split(" = ")[0] for line in language}
+
+    def fmt(x: Fraction) -> str:
+        return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+    for a, op, b in _reference_steps(state.numbers):
+        assert f"{fmt(a)} {op} {fmt(b)}" in heads, (state.numbers, a, op, b)
+
+
+def test_game24_a_state_with_one_number_has_no_grammar() -> None:
+    part = find(TASK, ThoughtGrammar)
+    assert part is not None and part.thought_grammar(TASK.restore("4 6 7 13", "24")) is None
+
+
+@FAST
+@given(_states(), st.data())
+def test_game24_propose_answers_under_the_grammar_parse_into_their_lines(state: State24, data: st.DataObject) -> None:
+    part = find(TASK, ThoughtGrammar)
+    assert part is not None
+    text = part.thought_grammar(state)
+    assert text is not None
+    g = Grammar(lines(text, 4))
+    chosen = data.draw(st.lists(st.sampled_from(sorted(_language(state))), min_size=1, max_size=4))
+    answer = "".join(c + "\n" for c in chosen)
+    assert g.matches(answer)
+    assert [t.text for t in TASK.parse_proposals(state, answer)] == chosen
+    assert not g.matches(answer + answer) or len(chosen) * 2 <= 4
+
+
+def test_game24_a_wrong_step_is_not_derivable() -> None:
+    state = TASK.root("4 9 10 13")
+    g = Grammar(find(TASK, ThoughtGrammar).thought_grammar(state))  # type: ignore[union-attr, arg-type]
+    assert not g.matches("4 + 9 = 12 (left: 10 12 13)")
+    assert not g.matches("4 + 4 = 8 (left: 8 9 10 13)")
+    assert not g.matches("4 + 9 = 13")
+
+
+def test_the_reference_reader_refuses_what_it_cannot_expand() -> None:
+    with pytest.raises(GrammarError):
+        Grammar('root ::= "a"*').language()
+    assert Grammar('root ::= "a"*').matches("aaa")
