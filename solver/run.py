@@ -42,6 +42,7 @@ class Settings:
     max_children: int = 5  # --method long: Long's C
     max_rounds: int = 100  # --method long: Long's K
     gate: bool = True  # False: the paper's unchecked behaviour (ablation; see Task.apply_unchecked)
+    grammar: bool = True  # propose/sample decode under the task's ThoughtGrammar (--grammar off: not)
     temperature: float = 0.7
     seed: int | None = 0
     chat: bool = False
@@ -105,7 +106,7 @@ def make_parts(task: Any, s: Settings) -> tuple[Generator, Evaluator]:
     """The generator and evaluator ``s`` names: the task's own where it has one of that name
     (OwnGenerators, OwnEvaluators), else the core's; then the task's tuning (TunesParts)."""
     gen = (task.make_generator(s.generator, s) if isinstance(task, OwnGenerators) else None) or make_generator(
-        s.generator, k=s.k, temperature=s.temperature, seed=s.seed, chat=s.chat)
+        s.generator, k=s.k, temperature=s.temperature, seed=s.seed, chat=s.chat, grammar=s.grammar)
     ev = (task.make_evaluator(s.evaluator, s) if isinstance(task, OwnEvaluators) else None) or make_evaluator(
         s.evaluator, n=s.n_evaluate, seed=s.seed, chat=s.chat)
     if isinstance(task, TunesParts):

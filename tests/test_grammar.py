@@ -162,3 +162,45 @@ def test_the_reference_reader_refuses_what_it_cannot_expand() -> None:
     with pytest.raises(GrammarError):
         Grammar('root ::= "a"*').language()
     assert Grammar('root ::= "a"*').matches("aaa")
+
+
+# ---- the generators send it --------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["propose", "sample"])
+@pytest.mark.parametrize("on", [True, False])
+def test_propose_and_sample_decode_under_the_tasks_grammar_unless_it_is_off(name: str, on: bool) -> None:
+    import asyncio
+
+    from solver.generators import make_generator
+    from solver.lm.client import LMClient
+    from tests.fakes import ScriptedBackend
+
+    backend = ScriptedBackend(lambda p, g, i: "4 + 9 = 13 (left: 10 13 13)\n")
+    gen = make_generator(name, k=2, grammar=on)
+    state = TASK.root("4 9 10 13")
+    thoughts = asyncio.run(gen(TASK, state, LMClient(backend).session()))  # type: ignore[operator]
+    assert thoughts and thoughts[0].text == "4 + 9 = 13 (left: 10 13 13)"
+    sent = backend.requests[0][1].grammar
+    if not on:
+        assert sent is None
+        return
+    assert sent is not None
+    g = Grammar(sent)
+    for line in _language(state):  # every legal step, as the generator's answer shape
+        assert g.matches(line + "\n" if name == "propose" else " " + line)
+    assert not g.matches("4 + 9 = 12 (left: 10 12 13)\n")
+
+
+def test_a_constrained_and_an_unconstrained_request_are_never_the_same_entry() -> None:
+    import asyncio
+
+    from solver.lm.base import GenParams
+    from solver.lm.client import LMClient
+    from tests.fakes import ScriptedBackend
+
+    backend = ScriptedBackend(lambda p, g, i: "free" if g.grammar is None else "constrained")
+    session = LMClient(backend).session()
+    free = asyncio.run(session.complete("p", GenParams()))
+    bound = asyncio.run(session.complete("p", GenParams(grammar='root ::= "x"')))
+    assert (free, bound) == (["free"], ["constrained"]) and len(backend.requests) == 2
+    assert GenParams().key() == {k: v for k, v in GenParams(grammar="g").key().items() if k != "grammar"}

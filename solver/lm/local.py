@@ -18,6 +18,7 @@ from solver.lm.base import Completion, GenParams, LMError
 __all__ = ["DEFAULT_MODEL", "LocalBackend", "cache_dir", "load_llama", "model_path"]
 
 DEFAULT_MODEL = "gemma3-270m-q4_k_m"
+GRAMMAR_CACHE = 256  # compiled grammars kept (one per state a search asked about)
 
 
 def cache_dir() -> Path:
@@ -151,6 +152,7 @@ class LocalBackend:
         self._gen: Any = None
         self._scorer: Any = None
         self._lock = threading.RLock()  # generation may score its own samples
+        self._grammars: dict[str, Any] = {}  # GBNF text -> LlamaGrammar, oldest dropped first
         if check:  # a native crash of llama.cpp becomes an LMError here, not a dead process later
             from solver.lm.startup_check import check_runtime
 
@@ -166,10 +168,13 @@ class LocalBackend:
             out = Completion(texts=[])
             for i in range(params.n):
                 seed = (params.seed or 0) + i
+                extra: dict[str, Any] = {}
+                if params.grammar is not None:
+                    extra["grammar"] = self._grammar(params.grammar)
                 try:
                     resp = self._gen.create_completion(
                         prompt, max_tokens=params.max_tokens, temperature=params.temperature,
-                        stop=list(params.stop) or None, seed=seed)
+                        stop=list(params.stop) or None, seed=seed, **extra)
                 except ValueError as exc:  # e.g. the prompt does not fit the context
                     raise LMError(str(exc).splitlines()[0]) from None
                 out.texts.append(resp["choices"][0]["text"])
@@ -179,6 +184,29 @@ class LocalBackend:
                 out.prompt_tokens += resp["usage"]["prompt_tokens"]
                 out.completion_tokens += resp["usage"]["completion_tokens"]
             return out
+
+    def _grammar(self, text: str) -> Any:
+        """The ``LlamaGrammar`` of a GBNF text, checked by llama.cpp's own parser once per text
+        (a search asks again for the grammar of each state it revisits). llama-cpp-python builds
+        the grammar sampler afresh at every completion, so one object serves every request."""
+        got = self._grammars.get(text)
+        if got is None:
+            import llama_cpp
+            from llama_cpp import LlamaGrammar
+
+            # llama-cpp-python hands the text to llama.cpp at each completion and adds whatever
+            # llama.cpp returns to the sampler chain unchecked; a text llama.cpp cannot parse
+            # gives NULL there and a crash later. So it is parsed here once, by llama.cpp itself.
+            probe = llama_cpp.llama_sampler_init_grammar(self._gen._model.vocab, text.encode("utf-8"),
+                                                         b"root")
+            if not probe:
+                raise LMError("the grammar does not parse (llama.cpp refused it)")
+            llama_cpp.llama_sampler_free(probe)
+            got = LlamaGrammar.from_string(text, verbose=False)
+            if len(self._grammars) >= GRAMMAR_CACHE:
+                self._grammars.pop(next(iter(self._grammars)))
+            self._grammars[text] = got
+        return got
 
     def _score_sync(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
         import numpy as np
