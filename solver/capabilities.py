@@ -23,7 +23,8 @@ __all__ = [
     "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
     "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "MissingCapability", "Needs",
     "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
-    "SoftScore", "ThoughtGrammar", "AnswerGrammar", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing", "missing_message",
+    "SoftScore", "ThoughtGrammar", "AnswerGrammar",
+    "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing", "missing_message",
     "find", "has", "needs_of", "no_model", "require", "require_core", "require_model", "require_parts", "task_options",
 ]
 

@@ -37,17 +37,17 @@ class Ref:
 
 @dataclass(frozen=True)
 class Seq:
-    items: tuple["Node", ...]
+    items: tuple[Node, ...]
 
 
 @dataclass(frozen=True)
 class Alt:
-    options: tuple["Node", ...]
+    options: tuple[Node, ...]
 
 
 @dataclass(frozen=True)
 class Rep:
-    item: "Node"
+    item: Node
     least: int
     most: int | None  # None: unbounded
 

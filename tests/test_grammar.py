@@ -204,3 +204,82 @@ def test_a_constrained_and_an_unconstrained_request_are_never_the_same_entry() -
     bound = asyncio.run(session.complete("p", GenParams(grammar='root ::= "x"')))
     assert (free, bound) == (["free"], ["constrained"]) and len(backend.requests) == 2
     assert GenParams().key() == {k: v for k, v in GenParams(grammar="g").key().items() if k != "grammar"}
+
+
+# ---- Sudoku --------------------------------------------------------------------------------
+
+SOLVED = {
+    4: ("1234", "3412", "2143", "4321"),
+    9: ("534678912", "672195348", "198342567", "859761423", "426853791", "713924856", "961537284",
+        "287419635", "345286179"),
+}
+
+
+def _sudoku_states() -> st.SearchStrategy[tuple[bool, str]]:
+    """(boxes, puzzle): a solved board with some cells blanked; sometimes, on the Latin variant,
+    a digit moved so the board is legal but has no solution."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> tuple[bool, str]:
+        n = draw(st.sampled_from([4, 9]))
+        rows = [list(r) for r in SOLVED[n]]
+        cells = [(r, c) for r in range(n) for c in range(n)]
+        blank = draw(st.sets(st.sampled_from(cells), min_size=1, max_size=min(len(cells), 30)))
+        for r, c in blank:
+            rows[r][c] = "*"
+        return draw(st.booleans()), "|".join("".join(r) for r in rows)
+
+    return build()
+
+
+def _json_board(board: tuple[tuple[int, ...], ...]) -> str:
+    """The answer format of the prompts, written here from the prompt's examples."""
+    rows = ", ".join('"' + "".join(str(v) if v else "*" for v in row) + '"' for row in board)
+    return ' {"rows": [' + rows + "]}"
+
+
+@FAST
+@given(_sudoku_states())
+def test_sudoku_every_derived_board_is_parsed_and_accepted_and_every_placement_derivable(
+        case: tuple[bool, str]) -> None:
+    from tasks.sudoku.task import Sudoku
+    from verifiers.sudoku import rule_break
+
+    boxes, puzzle = case
+    task = Sudoku(boxes)
+    state = task.root(puzzle)
+    part = find(task, ThoughtGrammar)
+    assert part is not None
+    text = part.thought_grammar(state)
+    board = state.board
+    n = len(board)
+    legal = []
+    for r in range(n):
+        for c in range(n):
+            if board[r][c] == 0:
+                for d in range(1, n + 1):
+                    new = tuple(tuple(d if (i, j) == (r, c) else board[i][j] for j in range(n)) for i in range(n))
+                    if rule_break(new, boxes) is None:
+                        legal.append(new)
+    if text is None:
+        assert not legal
+        return
+    g = Grammar(text)
+    language = g.language()
+    assert len(language) == 2 * len(legal)  # with and without the leading space
+    for answer in language:
+        found = task.parse_proposals(state, answer)
+        assert len(found) == 1
+        assert not isinstance(task.check(state, found[0]), Invalid), answer
+    for new in legal:
+        assert g.matches(_json_board(new))
+    for thought in task.legal_thoughts(state):
+        assert any(task.parse_proposals(state, a) == [thought] for a in language)
+
+
+def test_sudoku_a_full_board_has_no_grammar() -> None:
+    from tasks.sudoku.task import Sudoku
+
+    task = Sudoku()
+    part = find(task, ThoughtGrammar)
+    assert part is not None and part.thought_grammar(task.root("1234|3412|2143|4321")) is None

@@ -64,7 +64,8 @@ def _wrap(expr: str) -> str:
 
 
 # A bullet is not the sign of a negative first operand: "-1 * 1 = -1" keeps its minus.
-_LINE_PREFIX = re.compile(r"^\s*(?:[-*\u2022](?![0-9])\s*|\d+[.)]\s+|step\s*\d*\s*:\s*|next step\s*:\s*)", re.IGNORECASE)
+_LINE_PREFIX = re.compile(r"^\s*(?:[-*\u2022](?![0-9])\s*|\d+[.)]\s+|step\s*\d*\s*:\s*|next step\s*:\s*)",
+                          re.IGNORECASE)
 
 
 class Game24:

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 from solver.generators import Propose, Sample
 from solver.task import Thought
 from tasks.sudoku import prompts
+from tasks.sudoku.grammar import SudokuGrammar
 from tasks.sudoku.parse import extract_boards
 from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.sudoku import (
@@ -51,6 +52,7 @@ class Sudoku:
 
     def __init__(self, boxes: bool = True) -> None:
         self.boxes = boxes
+        self.parts = (*getattr(self, "parts", ()), SudokuGrammar(boxes))
 
     def options(self) -> dict[str, Any]:
         """What rebuilds this task (recorded in traces): the rule set."""
