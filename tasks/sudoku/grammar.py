@@ -57,5 +57,6 @@ class SudokuGrammar:
             rules[f"row{r}"] = alternation(literal(f'"{_row_text(v)}"') for v in versions)
             cells = [f"row{r}" if k == r else same[k] for k in range(len(board))]
             boards.append("(" + f" {literal(', ')} ".join(cells) + ")")
-        body = f'{literal(" ")}? {literal("{" + chr(34) + "rows" + chr(34) + ": [")} {alternation(boards)} {literal("]}")}'
+        head = literal('{"rows": [')
+        body = f'{literal(" ")}? {head} {alternation(boards)} {literal("]}")}'
         return grammar({"root": body, **rules})
