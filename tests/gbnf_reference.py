@@ -9,6 +9,7 @@ string literals with ``\\n \\r \\t \\\\ \\" \\xHH \\uHHHH`` escapes, character c
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -315,3 +316,26 @@ class Grammar:
 @lru_cache(maxsize=256)
 def compiled(text: str) -> Grammar:
     return Grammar(text)
+
+
+def derive(g: Grammar, rng: "random.Random", depth: int = 0, node: Node | None = None) -> str:
+    """One random string of the language (repetitions of unbounded items: at most 3 times)."""
+    node = g.rules["root"] if node is None else node
+    if depth > 300:
+        raise GrammarError("derivation too deep")
+    if isinstance(node, Lit):
+        return node.text
+    if isinstance(node, Cls):
+        if node.negated:
+            return rng.choice([chr(c) for c in range(32, 127) if node.has(chr(c))])
+        lo, hi = rng.choice(node.ranges)
+        return chr(rng.randint(ord(lo), ord(hi)))
+    if isinstance(node, Ref):
+        return derive(g, rng, depth + 1, g.rules[node.name])
+    if isinstance(node, Seq):
+        return "".join(derive(g, rng, depth + 1, n) for n in node.items)
+    if isinstance(node, Alt):
+        return derive(g, rng, depth + 1, rng.choice(node.options))
+    assert isinstance(node, Rep)
+    count = rng.randint(node.least, node.most if node.most is not None else node.least + 3)
+    return "".join(derive(g, rng, depth + 1, node.item) for _ in range(count))

@@ -4,6 +4,7 @@ with an independent GBNF reader (tests/gbnf_reference.py), and the GBNF helpers 
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -283,3 +284,61 @@ def test_sudoku_a_full_board_has_no_grammar() -> None:
     task = Sudoku()
     part = find(task, ThoughtGrammar)
     assert part is not None and part.thought_grammar(task.root("1234|3412|2143|4321")) is None
+
+
+# ---- crosswords ----------------------------------------------------------------------------
+
+def _crossword_states() -> st.SearchStrategy[tuple[int, list[int]]]:
+    return st.tuples(st.integers(0, 19), st.lists(st.integers(0, 10_000), max_size=4))
+
+
+@FAST
+@given(_crossword_states(), st.randoms(use_true_random=False))
+def test_crosswords_derived_lines_pass_the_gate_and_every_fitting_word_is_derivable(
+        case: tuple[int, list[int]], rng: Any) -> None:
+    import re as regex
+
+    from tasks.crosswords.data import load_puzzles
+    from tasks.crosswords.task import Crosswords
+    from tests.gbnf_reference import derive
+
+    puzzles = _CW.setdefault("puzzles", load_puzzles())
+    task = _CW.setdefault("task", Crosswords())
+    which, picks = case
+    p = puzzles[which]
+    state = task.root(p.text())
+    for k in picks:  # a few lexicon candidates placed, chosen by hypothesis
+        moves = task.legal_thoughts(state)
+        if not moves:
+            break
+        verdict = task.check(state, moves[k % len(moves)])
+        if isinstance(verdict, Invalid):
+            break
+        state = verdict.state
+    part = find(task, ThoughtGrammar)
+    assert part is not None
+    text = part.thought_grammar(state)
+    if text is None:
+        assert not state.grid.open_slots()
+        return
+    g = Grammar(text)
+    for _ in range(30):
+        line = derive(g, rng)
+        found = task.parse_proposals(state, line)
+        assert len(found) == 1, line
+        assert not isinstance(task.check(state, found[0]), Invalid), line
+    for thought in task.legal_thoughts(state):
+        assert g.matches(thought.text) and g.matches(thought.text + " (high)")
+    # Every lexicon word that fits an open slot, found here by a plain regex scan of the words.
+    for slot in state.grid.open_slots():
+        pattern = "".join("." if ch == "_" else ch.lower() for ch in state.grid.pattern(slot))
+        words = task.lexicon.index(slot.length).words
+        fitting = [w for w in words if regex.fullmatch(pattern, w)]
+        for w in fitting[:200] + fitting[-50:]:
+            assert g.matches(f"{slot.name}. {w.upper()}"), (slot.name, w)
+    filled = [s for s in state.grid.layout.slots if not state.grid.is_open(s)]
+    for slot in filled:  # a filled slot is not offered again
+        assert not g.matches(f"{slot.name}. {state.grid.pattern(slot)}")
+
+
+_CW: dict[str, Any] = {}

@@ -16,6 +16,7 @@ from lexicon import Lexicon, default_lexicon
 from solver.task import Thought
 from tasks.crosswords import prompts
 from tasks.crosswords.data import parse_puzzle_text
+from tasks.crosswords.grammar import CrosswordsGrammar
 from verifiers.crossword import (
     EMPTY,
     LAYOUT_5X5,
@@ -88,6 +89,7 @@ class Crosswords:
         self.candidates = candidates
         self.fill_level: FillLevel = fill_level
         self.stop_when_full = stop_when_full
+        self.parts = (*getattr(self, "parts", ()), CrosswordsGrammar(self))
 
     @property
     def lexicon(self) -> Lexicon:
