@@ -318,7 +318,7 @@ def compiled(text: str) -> Grammar:
     return Grammar(text)
 
 
-def derive(g: Grammar, rng: "random.Random", depth: int = 0, node: Node | None = None) -> str:
+def derive(g: Grammar, rng: random.Random, depth: int = 0, node: Node | None = None) -> str:
     """One random string of the language (repetitions of unbounded items: at most 3 times)."""
     node = g.rules["root"] if node is None else node
     if depth > 300:
