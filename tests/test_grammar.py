@@ -342,3 +342,67 @@ def test_crosswords_derived_lines_pass_the_gate_and_every_fitting_word_is_deriva
 
 
 _CW: dict[str, Any] = {}
+
+
+# ---- planning over actions ---------------------------------------------------------------------
+
+@FAST
+@given(st.integers(2, 5), st.integers(0, 1000), st.lists(st.integers(0, 1000), max_size=4))
+def test_planning_derives_exactly_the_actions_the_gate_applies(n: int, seed: int, picks: list[int]) -> None:
+    from itertools import product
+
+    from tasks.planning.blocksworld import DOMAIN, problem
+    from tasks.planning.files import join_puzzle
+    from tasks.planning.task import Planning
+
+    task = Planning()
+    state = task.root(join_puzzle(DOMAIN, problem(n, seed)))
+    for k in picks:
+        moves = task.legal_thoughts(state)
+        if not moves:
+            break
+        verdict = task.check(state, moves[k % len(moves)])
+        if isinstance(verdict, Invalid) or verdict.state is None:
+            break
+        state = verdict.state
+    part = find(task, ThoughtGrammar)
+    assert part is not None
+    text = part.thought_grammar(state)
+    # By brute force, independent of the grounding: every schema over every tuple of objects, asked
+    # of the gate.
+    objects = sorted(name for name, _type in state.problem.objects)
+    accepted = set()
+    for schema in state.problem.schemas:
+        for args in product(objects, repeat=len(schema.params)):
+            line = "(" + " ".join((schema.name, *args)) + ")"
+            if not isinstance(task.check(state, Thought(line)), Invalid):
+                accepted.add(line)
+    if text is None:
+        assert not accepted
+        return
+    language = Grammar(text).language()
+    assert language == accepted
+    for line in language:
+        assert task.parse_proposals(state, line) == [Thought(line)]
+
+
+def test_planning_with_types_constants_negation_and_equality() -> None:
+    from itertools import product
+
+    from tasks.planning.files import join_puzzle
+    from tasks.planning.task import Planning
+    from tests.test_planning import LAMP, LAMP_P
+
+    task = Planning()
+    state = task.root(join_puzzle(LAMP, LAMP_P))
+    names = ["l1", "l2", "hall", "master"]
+    for _ in range(3):
+        accepted = {line for schema in state.problem.schemas
+                    for args in product(names, repeat=len(schema.params))
+                    if not isinstance(task.check(state, Thought(line := "(" + " ".join((schema.name, *args)) + ")")),
+                                      Invalid)}
+        text = find(task, ThoughtGrammar).thought_grammar(state)  # type: ignore[union-attr]
+        assert text is not None and Grammar(text).language() == accepted
+        verdict = task.check(state, Thought(sorted(accepted)[-1]))
+        assert not isinstance(verdict, Invalid) and verdict.state is not None
+        state = verdict.state

@@ -11,6 +11,7 @@ from solver.capabilities import Needs
 from solver.task import Thought
 from tasks.planning import prompts
 from tasks.planning.files import split_puzzle
+from tasks.planning.grammar import PlanningGrammar
 from verifiers.pddl_model import Problem, atom_text, parse_problem
 from verifiers.planner import Mode, applicable_actions, plan
 from verifiers.planning import apply, failed_precondition, goal_holds, parse_action, report_plan
@@ -40,6 +41,7 @@ class Planning:
         self.max_depth = max_depth
         self.oracle_seconds = oracle_seconds
         self.oracle_mode: Mode = oracle_mode
+        self.parts = (*getattr(self, "parts", ()), PlanningGrammar())
 
     def options(self) -> dict[str, Any]:
         """What rebuilds this task (recorded in traces): the step limit and the oracle's planner."""
