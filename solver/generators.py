@@ -35,7 +35,7 @@ LINE_TOKENS = 30
 def thought_grammar(task: object, state: Any) -> str | None:
     """The task's grammar of one legal thought from ``state`` (ThoughtGrammar), or None when it
     has none or cannot write one for this state."""
-    part = find(task, ThoughtGrammar)
+    part = find(task, ThoughtGrammar)  # type: ignore[type-abstract]  # a Protocol, checked at run time
     return None if part is None else part.thought_grammar(state)
 
 
