@@ -18,7 +18,6 @@ from solver.lm.base import Completion, GenParams, LMError
 __all__ = ["DEFAULT_MODEL", "LocalBackend", "cache_dir", "load_llama", "model_path"]
 
 DEFAULT_MODEL = "gemma3-270m-q4_k_m"
-GRAMMAR_CACHE = 256  # compiled grammars kept (one per state a search asked about)
 
 
 def cache_dir() -> Path:
@@ -152,7 +151,7 @@ class LocalBackend:
         self._gen: Any = None
         self._scorer: Any = None
         self._lock = threading.RLock()  # generation may score its own samples
-        self._grammars: dict[str, Any] = {}  # GBNF text -> LlamaGrammar, oldest dropped first
+        self._constrainer: Any = None  # grammars compiled for the generation model (constrain.py)
         if check:  # a native crash of llama.cpp becomes an LMError here, not a dead process later
             from solver.lm.startup_check import check_runtime
 
@@ -168,9 +167,7 @@ class LocalBackend:
             out = Completion(texts=[])
             for i in range(params.n):
                 seed = (params.seed or 0) + i
-                extra: dict[str, Any] = {}
-                if params.grammar is not None:
-                    extra["grammar"] = self._grammar(params.grammar)
+                extra = {} if params.grammar is None else self._constraint(params.grammar)
                 try:
                     resp = self._gen.create_completion(
                         prompt, max_tokens=params.max_tokens, temperature=params.temperature,
@@ -185,28 +182,14 @@ class LocalBackend:
                 out.completion_tokens += resp["usage"]["completion_tokens"]
             return out
 
-    def _grammar(self, text: str) -> Any:
-        """The ``LlamaGrammar`` of a GBNF text, checked by llama.cpp's own parser once per text
-        (a search asks again for the grammar of each state it revisits). llama-cpp-python builds
-        the grammar sampler afresh at every completion, so one object serves every request."""
-        got = self._grammars.get(text)
-        if got is None:
-            import llama_cpp
-            from llama_cpp import LlamaGrammar
+    def _constraint(self, text: str) -> dict[str, Any]:
+        """The completion arguments that constrain decoding to the GBNF ``text`` (llguidance's
+        token masks, or llama.cpp's grammar sampler; see solver/lm/constrain.py)."""
+        if self._constrainer is None or self._constrainer.llm is not self._gen:
+            from solver.lm.constrain import Constrainer
 
-            # llama-cpp-python hands the text to llama.cpp at each completion and adds whatever
-            # llama.cpp returns to the sampler chain unchecked; a text llama.cpp cannot parse
-            # gives NULL there and a crash later. So it is parsed here once, by llama.cpp itself.
-            probe = llama_cpp.llama_sampler_init_grammar(self._gen._model.vocab, text.encode("utf-8"),
-                                                         b"root")
-            if not probe:
-                raise LMError("the grammar does not parse (llama.cpp refused it)")
-            llama_cpp.llama_sampler_free(probe)
-            got = LlamaGrammar.from_string(text, verbose=False)
-            if len(self._grammars) >= GRAMMAR_CACHE:
-                self._grammars.pop(next(iter(self._grammars)))
-            self._grammars[text] = got
-        return got
+            self._constrainer = Constrainer(self._gen)
+        return self._constrainer.kwargs(text)
 
     def _score_sync(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
         import numpy as np
@@ -256,4 +239,4 @@ class LocalBackend:
             for llm in (self._gen, self._scorer):
                 if llm is not None:
                     llm.close()
-            self._gen = self._scorer = None
+            self._gen = self._scorer = self._constrainer = None
