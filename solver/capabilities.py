@@ -23,8 +23,8 @@ __all__ = [
     "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
     "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "MissingCapability", "Needs",
     "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
-    "SoftScore", "ThoughtGrammar", "AnswerGrammar",
-    "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing", "missing_message",
+    "SoftScore", "ThoughtGrammar", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing",
+    "missing_message",
     "find", "has", "needs_of", "no_model", "require", "require_core", "require_model", "require_parts", "task_options",
 ]
 
@@ -256,15 +256,6 @@ class ThoughtGrammar(Protocol):
         """GBNF of one next thought; None when no grammar can be written for this state."""
 
 
-@runtime_checkable
-class AnswerGrammar(Protocol):
-    """The grammar (GBNF) of a final answer to a puzzle, for the io/cot baselines: the answer's
-    format, not its correctness (the answer check stays exact)."""
-
-    def answer_grammar(self, puzzle: str) -> str | None:
-        """GBNF of an answer's text; None when none can be written."""
-
-
 # One line each: what the capability gives, with the protocol and its method, for error messages.
 CAPABILITIES: dict[type, str] = {
     LegalMoves: "legal-move enumeration (LegalMoves: legal_thoughts(state) -> thoughts)",
@@ -291,7 +282,6 @@ CAPABILITIES: dict[type, str] = {
     ChainSteps: "chain steps (ChainSteps: chain_thoughts(puzzle, text))",
     SoftScore: "a soft scorer (SoftScore: soft_score(client, answer, n), soft_score_name)",
     ThoughtGrammar: "a grammar of legal thoughts (ThoughtGrammar: thought_grammar(state) -> GBNF | None)",
-    AnswerGrammar: "a grammar of answers (AnswerGrammar: answer_grammar(puzzle) -> GBNF | None)",
 }
 
 
