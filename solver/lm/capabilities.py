@@ -172,8 +172,7 @@ def grammar_body(way: str | bool | None, grammar: str) -> dict[str, object]:
 async def _grammar(b: _Prober) -> str | bool:
     """The first of GRAMMAR_WAYS whose answer is the probe grammar's one string (a server that
     ignores the field writes something else; one that refuses it answers an error)."""
-    from solver.lm.base import LMError
-    from solver.lm.openai_backend import ServerUnavailable
+    from solver.lm.base import LMError, ServerUnavailable
 
     for way in GRAMMAR_WAYS:
         try:
