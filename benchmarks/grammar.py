@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import json
 import sys
 import time
@@ -31,14 +32,14 @@ from solver.run import Settings, make_backend, make_parts, usage_for  # noqa: E4
 from solver.search import bfs  # noqa: E402
 from solver.trace import Trace  # noqa: E402
 
+IN_GENERATOR: contextvars.ContextVar[bool] = contextvars.ContextVar("in_generator", default=False)
+
 
 @dataclass
 class Timed:
-    """A generator with a stopwatch: seconds and count of its calls (model call and parsing)."""
+    """A generator that marks the model calls it makes (a context variable the backend reads)."""
 
     inner: Any
-    seconds: float = 0.0
-    calls: int = 0
     name: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -49,12 +50,50 @@ class Timed:
         return self.inner.needs
 
     async def __call__(self, task: Any, state: Any, model: Any) -> Any:
-        t0 = time.perf_counter()
+        token = IN_GENERATOR.set(True)
         try:
             return await self.inner(task, state, model)
         finally:
-            self.seconds += time.perf_counter() - t0
-            self.calls += 1
+            IN_GENERATOR.reset(token)
+
+
+class TimedBackend:
+    """The backend, one call at a time, each timed: seconds of the generator's calls and of the
+    others. One at a time so that a call's seconds are its own (the embedded model is serial
+    anyway; a server's concurrency is not measured here)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name, self.model = inner.name, inner.model
+        self.supports_chat, self.concurrent = inner.supports_chat, False
+        self._lock = asyncio.Lock()
+        self.gen = [0, 0.0, 0]  # calls, seconds, completion tokens
+        self.other = [0, 0.0]
+
+    async def complete(self, prompt: str, params: Any) -> Any:
+        async with self._lock:
+            t0 = time.perf_counter()
+            out = await self.inner.complete(prompt, params)
+            dt = time.perf_counter() - t0
+        if IN_GENERATOR.get():
+            self.gen[0] += 1
+            self.gen[1] += dt
+            self.gen[2] += out.completion_tokens
+        else:
+            self.other[0] += 1
+            self.other[1] += dt
+        return out
+
+    async def score(self, prompt: str, continuations: Any) -> Any:
+        async with self._lock:
+            t0 = time.perf_counter()
+            out = await self.inner.score(prompt, continuations)
+            self.other[0] += 1
+            self.other[1] += time.perf_counter() - t0
+        return out
+
+    async def close(self) -> None:
+        await self.inner.close()
 
 
 def _puzzles(args: argparse.Namespace) -> list[str]:
@@ -65,11 +104,13 @@ def _puzzles(args: argparse.Namespace) -> list[str]:
     return [p for _rank, p in load_csv(default_csv(), args.range)]
 
 
-async def _row(task: Any, puzzles: list[str], s: Settings, client: LMClient) -> dict[str, Any]:
+async def _row(task: Any, puzzles: list[str], s: Settings, client: LMClient,
+               backend: TimedBackend) -> dict[str, Any]:
     gen, ev = make_parts(task, s)
     timed = Timed(gen)
-    out = {"grammar": "on" if s.grammar else "off", "proposed": 0, "rejected": 0, "verified": 0,
-           "calls": 0, "gen_calls": 0, "gen_seconds": 0.0, "seconds": 0.0}
+    backend.gen, backend.other = [0, 0.0, 0], [0, 0.0]
+    out: dict[str, Any] = {"grammar": "on" if s.grammar else "off", "proposed": 0, "rejected": 0, "verified": 0,
+                           "calls": 0, "seconds": 0.0}
     for puzzle in puzzles:
         usage = usage_for(s, client)
         t0 = time.perf_counter()
@@ -81,7 +122,8 @@ async def _row(task: Any, puzzles: list[str], s: Settings, client: LMClient) -> 
         out["rejected"] += int(summary["rejected"])  # type: ignore[call-overload]
         out["verified"] += bool(summary["verified"])
         out["calls"] += int(summary["calls"])  # type: ignore[call-overload]
-    out["gen_calls"], out["gen_seconds"] = timed.calls, timed.seconds
+    out["gen_calls"], out["gen_seconds"], out["gen_tokens"] = backend.gen
+    out["other_calls"], out["other_seconds"] = backend.other
     return out
 
 
@@ -111,14 +153,15 @@ async def search_table(args: argparse.Namespace) -> list[dict[str, Any]]:
     base = Settings(method="tot-bfs", breadth=args.breadth, evaluator=args.evaluator, n_evaluate=args.n_evaluate,
                     backend="openai" if args.base_url else "local", model=args.model, base_url=args.base_url,
                     budget=Budget(seconds=args.budget_seconds))
-    client = LMClient(make_backend(base), None, "off", base.concurrency)
+    backend = TimedBackend(make_backend(base))
+    client = LMClient(backend, None, "off", base.concurrency)
     rows = []
     try:
         for gen in args.generator:
             for on in (True, False):
                 s = replace(base, generator=gen, grammar=on)
                 row = {"task": args.task, "generator": gen, "evaluator": args.evaluator, "puzzles": len(puzzles),
-                       **await _row(task, puzzles, s, client)}
+                       **await _row(task, puzzles, s, client, backend)}
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
     finally:
@@ -238,13 +281,13 @@ def main() -> int:
         return 0
     rows = asyncio.run(search_table(args))
     print("| task | generator | grammar | puzzles | proposed | refused by the gate | verified | model calls | "
-          "generator calls | s per generator call | s total |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "generator calls | s per generator call | tokens per generator call | s per other call | s total |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        per = r["gen_seconds"] / r["gen_calls"] if r["gen_calls"] else 0.0
+        n, m = r["gen_calls"] or 1, r["other_calls"] or 1
         print(f"| {r['task']} | {r['generator']} | {r['grammar']} | {r['puzzles']} | {r['proposed']} | "
-              f"{r['rejected']} | {r['verified']} | {r['calls']} | {r['gen_calls']} | {per:.2f} | "
-              f"{r['seconds']:.0f} |")
+              f"{r['rejected']} | {r['verified']} | {r['calls']} | {r['gen_calls']} | {r['gen_seconds'] / n:.2f} | "
+              f"{r['gen_tokens'] / n:.0f} | {r['other_seconds'] / m:.2f} | {r['seconds']:.0f} |")
     return 0
 
 
