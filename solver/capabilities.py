@@ -24,7 +24,8 @@ __all__ = [
     "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
     "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "MissingCapability", "Needs",
     "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
-    "SoftScore", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing", "missing_message",
+    "SoftScore", "ThoughtGrammar", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing",
+    "missing_message",
     "find", "has", "needs_of", "no_model", "require", "require_core", "require_model", "require_parts", "task_options",
 ]
 
@@ -255,6 +256,18 @@ class SoftScore(Protocol):
         """``n`` sampled scores of ``answer`` (None where a sample gave none)."""
 
 
+@runtime_checkable
+class ThoughtGrammar(Protocol):
+    """The grammar (GBNF, llama.cpp's format; ``solver.grammar`` writes it) of the thoughts the
+    gate can accept from a state, written from the exact rules: exactly that set, or a superset
+    where the exact set is too large to write. Its ``root`` derives one thought, as
+    ``parse_proposals`` reads it. The ``propose`` and ``sample`` generators decode under it where
+    the backend can constrain decoding; the gate still checks every thought."""
+
+    def thought_grammar(self, state: Any) -> str | None:
+        """GBNF of one next thought; None when no grammar can be written for this state."""
+
+
 # One line each: what the capability gives, with the protocol and its method, for error messages.
 CAPABILITIES: dict[type, str] = {
     LegalMoves: "legal-move enumeration (LegalMoves: legal_thoughts(state) -> thoughts)",
@@ -281,6 +294,7 @@ CAPABILITIES: dict[type, str] = {
     ChainSteps: "chain steps (ChainSteps: chain_thoughts(puzzle, text))",
     AnswerRules: "key-free answer rules (AnswerRules: verify_answer(puzzle, answer))",
     SoftScore: "a soft scorer (SoftScore: soft_score(client, answer, n), soft_score_name)",
+    ThoughtGrammar: "a grammar of legal thoughts (ThoughtGrammar: thought_grammar(state) -> GBNF | None)",
 }
 
 

@@ -4,16 +4,39 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, ClassVar, Protocol
 
-from solver.capabilities import ChoicePrompt, LegalMoves, Needs, ProposePrompts, SamplePrompts, no_model, require
+from solver.capabilities import (
+    ChoicePrompt,
+    LegalMoves,
+    Needs,
+    ProposePrompts,
+    SamplePrompts,
+    ThoughtGrammar,
+    find,
+    no_model,
+    require,
+)
+from solver.grammar import lines, one_line
 from solver.lm.base import GenParams
 from solver.lm.session import Session
 from solver.task import Task, Thought
 
 __all__ = ["EnumerateChoice", "EnumerateRank", "GENERATORS", "Generator", "GeneratorFactory", "Propose", "Sample",
-           "first_thoughts", "make_generator", "register_generator"]
+           "first_thoughts", "make_generator", "register_generator", "thought_grammar"]
+
+# Tokens a proposed line may take (a Game-of-24 step with fractions is about 28 with Gemma's
+# tokenizer): a ``propose`` grammar allows as many lines as fit in the token limit, so that the
+# decoder ends by itself and the limit never cuts the last line in half.
+LINE_TOKENS = 30
+
+
+def thought_grammar(task: object, state: Any) -> str | None:
+    """The task's grammar of one legal thought from ``state`` (ThoughtGrammar), or None when it
+    has none or cannot write one for this state."""
+    part = find(task, ThoughtGrammar)
+    return None if part is None else part.thought_grammar(state)
 
 
 class Generator(Protocol):
@@ -34,12 +57,17 @@ class Propose:
     chat: bool = False
     name: str = "propose"
     needs: ClassVar[Needs] = Needs((ProposePrompts,), model=True)
+    grammar: bool = True  # decode under the task's ThoughtGrammar, where it has one
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         prompts = require(task, ProposePrompts, f"generator `{self.name}`")
         if model is None:
             raise no_model(f"generator `{self.name}`")
-        texts = await model.complete(prompts.propose_prompt(state, self.chat), self.params, "propose")
+        params = self.params
+        one = thought_grammar(task, state) if self.grammar else None
+        if one is not None:
+            params = replace(params, grammar=lines(one, max(1, params.max_tokens // LINE_TOKENS)))
+        texts = await model.complete(prompts.propose_prompt(state, self.chat), params, "propose")
         out: list[Thought] = []
         for text in texts:
             out.extend(prompts.parse_proposals(state, text))
@@ -55,14 +83,17 @@ class Sample:
     chat: bool = False
     name: str = "sample"
     needs: ClassVar[Needs] = Needs((SamplePrompts,), model=True)
+    grammar: bool = True  # decode under the task's ThoughtGrammar, where it has one
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         prompts = require(task, SamplePrompts, f"generator `{self.name}`")
         if model is None:
             raise no_model(f"generator `{self.name}`")
+        one = thought_grammar(task, state) if self.grammar else None
         params = GenParams(n=self.k, temperature=self.params.temperature,
                            max_tokens=self.params.max_tokens, stop=self.params.stop,
-                           seed=self.params.seed, chat=self.chat)
+                           seed=self.params.seed, chat=self.chat,
+                           grammar=None if one is None else one_line(one))
         texts = await model.complete(prompts.sample_prompt(state, self.chat), params, "sample")
         return first_thoughts(prompts, state, texts)
 
@@ -150,29 +181,31 @@ GeneratorFactory = Callable[..., Generator]
 
 # The generators by name, in the order help texts list them; ``register_generator`` adds more.
 GENERATORS: dict[str, GeneratorFactory] = {
-    "propose": lambda *, k, temperature, seed, chat: Propose(
-        GenParams(n=1, temperature=temperature, max_tokens=160, seed=seed), chat),
-    "sample": lambda *, k, temperature, seed, chat: Sample(
-        k, GenParams(temperature=temperature, max_tokens=48, seed=seed, stop=("\n",)), chat),
-    "enumerate-rank": lambda *, k, temperature, seed, chat: EnumerateRank(True, chat),
-    "enumerate-choice": lambda *, k, temperature, seed, chat: EnumerateChoice(
+    "propose": lambda *, k, temperature, seed, chat, grammar: Propose(
+        GenParams(n=1, temperature=temperature, max_tokens=160, seed=seed), chat, grammar=grammar),
+    "sample": lambda *, k, temperature, seed, chat, grammar: Sample(
+        k, GenParams(temperature=temperature, max_tokens=48, seed=seed, stop=("\n",)), chat, grammar=grammar),
+    "enumerate-rank": lambda *, k, temperature, seed, chat, grammar: EnumerateRank(True, chat),
+    "enumerate-choice": lambda *, k, temperature, seed, chat, grammar: EnumerateChoice(
         k, GenParams(temperature=temperature, max_tokens=6, stop=("\n",), seed=seed), chat),
-    "enumerate": lambda *, k, temperature, seed, chat: EnumerateRank(False, chat, name="enumerate"),
+    "enumerate": lambda *, k, temperature, seed, chat, grammar: EnumerateRank(False, chat, name="enumerate"),
 }
 
 
 def register_generator(name: str, factory: GeneratorFactory) -> None:
     """Make ``factory`` the generator called ``name`` (``--generator NAME``, ``make_generator``);
-    a name already registered is replaced."""
+    a name already registered is replaced. The factory is called with the keywords ``k``,
+    ``temperature``, ``seed``, ``chat`` and ``grammar`` (take ``**_`` for those it ignores)."""
     if not name or not isinstance(name, str):
         raise ValueError("a generator needs a non-empty name")
     GENERATORS[name] = factory
 
 
 def make_generator(name: str, *, k: int = 5, temperature: float = 0.7, seed: int | None = 0,
-                   chat: bool = False) -> Generator:
-    """The registered generator called ``name``, made for these options."""
+                   chat: bool = False, grammar: bool = True) -> Generator:
+    """The registered generator called ``name``, made for these options. ``grammar``: whether
+    ``propose`` and ``sample`` decode under the task's ThoughtGrammar."""
     factory = GENERATORS.get(name)
     if factory is None:
         raise ValueError(f"unknown generator {name!r}; choose one of {', '.join(GENERATORS)}")
-    return factory(k=k, temperature=temperature, seed=seed, chat=chat)
+    return factory(k=k, temperature=temperature, seed=seed, chat=chat, grammar=grammar)

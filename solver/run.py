@@ -94,7 +94,7 @@ def make_parts(task: Any, s: Settings) -> tuple[Generator, Evaluator]:
     o, m = s.search, s.model
     own_gen, own_ev = find(task, OwnGenerators), find(task, OwnEvaluators)
     gen = (own_gen.make_generator(o.generator, s) if own_gen is not None else None) or make_generator(
-        o.generator, k=o.k, temperature=m.temperature, seed=m.seed, chat=m.chat)
+        o.generator, k=o.k, temperature=m.temperature, seed=m.seed, chat=m.chat, grammar=m.grammar)
     ev = (own_ev.make_evaluator(o.evaluator, s) if own_ev is not None else None) or make_evaluator(
         o.evaluator, n=o.n_evaluate, seed=m.seed, chat=m.chat)
     tuning = find(task, TunesParts)

@@ -27,8 +27,9 @@ NoModel = ReplayOnly
 def test_replay_reproduces_recorded_crossword_run(tmp_path):
     db = tmp_path / "store.sqlite"
     shutil.copy(DATA / "crosswords_gemma.sqlite", db)
+    # Recorded before grammars existed: unconstrained requests, so replayed with --grammar off.
     s = Settings(search=SearchSettings(method="tot-dfs", generator="propose", evaluator="clues"),
-                 model=ModelSettings(cache=str(db), cache_mode="replay"),
+                 model=ModelSettings(cache=str(db), cache_mode="replay", grammar=False),
                  budget=Budget(steps=3))
     client = LMClient(NoModel(), Cache(db), "replay")
     trace = Trace()

@@ -128,9 +128,11 @@ def test_client_records_a_failed_call_instead_of_raising(fault: str) -> None:
 
 
 def _settings(url: str, **kw: Any) -> Settings:
-    """Search fields in ``kw`` go to the search settings, the rest to the model's."""
+    """Search fields in ``kw`` go to the search settings, the rest to the model's. Grammar off:
+    these scripts say what the server answers request by request, and the grammar probe would
+    take the first answers (the probe's own faults are tested in test_servers.py)."""
     search = dict(generator="propose", evaluator="value", n_evaluate=1, breadth=2)
-    model = dict(backend="openai", model="fake-model", base_url=url, retries=1, timeout=5.0)
+    model = dict(backend="openai", model="fake-model", base_url=url, retries=1, timeout=5.0, grammar=False)
     budget = kw.pop("budget", Budget())
     for key, value in kw.items():
         (search if key in SearchSettings.__dataclass_fields__ else model)[key] = value

@@ -116,7 +116,7 @@ def test_models_reports_what_llama_cpp_supports(server: str, capsys: Any) -> Non
     assert info["models"] == [MODEL] and info["model"] == MODEL
     caps = info["capabilities"]
     # llama-cpp-python 0.3: chat with a template, no n (one choice per request), echo, top logprobs, seeds.
-    assert caps == {"chat": True, "n": False, "echo": True, "top_logprobs": 20, "seed": True}
+    assert caps == {"chat": True, "n": False, "echo": True, "top_logprobs": 20, "seed": True, "grammar": "grammar"}
     assert info["scoring"] == "echo"
 
 
@@ -220,3 +220,36 @@ def test_a_timeout_ends_the_run_with_a_clear_message(server: str, capsys: Any) -
     assert code == 3 and out == ""
     assert "server slow: request 1 (completion) timed out after 0.05 s, retry 1/1 in 1 s with 0.1 s" in err
     assert "tot: model error: server too slow" in err
+
+
+def test_a_grammar_request_is_honoured(server: str) -> None:
+    """llama-cpp-python's server takes ``grammar`` in the request body: the propose answer for a
+    Game-of-24 state follows the grammar of its legal steps (checked with the independent GBNF
+    reader of the tests, and by the task's own gate)."""
+    from solver.generators import thought_grammar
+    from solver.grammar import lines
+    from solver.task import Thought
+    from tasks.game24 import Game24
+    from tests.gbnf_reference import Grammar
+    from verifiers.verdict import Invalid
+
+    task = Game24()
+    state = task.root("4 9 10 13")
+    one = thought_grammar(task, state)
+    assert one is not None
+    text = lines(one, 3)
+
+    async def go() -> tuple[str, object]:
+        b = OpenAIBackend(MODEL, server, timeout=120, max_retries=1, notify=None)
+        try:
+            got = await b.complete(task.propose_prompt(state, False),
+                                   GenParams(n=1, temperature=0.7, max_tokens=90, seed=3, grammar=text))
+            return got.texts[0], (await b.capabilities(("grammar",))).grammar
+        finally:
+            await b.close()
+
+    answer, way = asyncio.run(go())
+    assert way == "grammar"
+    assert Grammar(text).matches(answer), answer
+    steps = task.parse_proposals(state, answer)
+    assert steps and all(not isinstance(task.check(state, Thought(t.text)), Invalid) for t in steps)

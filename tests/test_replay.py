@@ -27,8 +27,9 @@ NoModel = ReplayOnly
 def test_replay_reproduces_recorded_run(run, tmp_path):
     db = tmp_path / "store.sqlite"
     shutil.copy(DATA / "game24_gemma.sqlite", db)
+    # Recorded before grammars existed: unconstrained requests, so replayed with --grammar off.
     s = Settings(search=SearchSettings(generator=run["generator"], evaluator=run["evaluator"], breadth=run["breadth"]),
-                 model=ModelSettings(cache=str(db), cache_mode="replay"))
+                 model=ModelSettings(cache=str(db), cache_mode="replay", grammar=False))
     client = LMClient(NoModel(), Cache(db), "replay")
     trace = Trace()
     res = asyncio.run(solve(Game24(), run["puzzle"], s, client, trace))

@@ -71,8 +71,10 @@ def test_a_slow_server_is_given_more_time_not_flooded() -> None:
 def test_a_request_that_times_out_on_every_try_ends_the_cli_run_with_exit_3(capsys: Any) -> None:
     with FakeOpenAIServer(["timeout"], hang=3.0) as srv:
         t0 = time.monotonic()
+        # --grammar off: the first request is then the completion (with it, the grammar probe).
         code = main(["solve", "game24", "4 6 1 1", "--base-url", srv.url, "--model", "fake-model",
-                     "--generator", "propose", "--evaluator", "value", "--timeout", "0.3", "--retries", "1"])
+                     "--generator", "propose", "--evaluator", "value", "--timeout", "0.3", "--retries", "1",
+                     "--grammar", "off"])
         took = time.monotonic() - t0
         sent = len(srv.requests)
     err = capsys.readouterr().err
@@ -95,7 +97,8 @@ def test_models_command_reports_the_fakes_capabilities(capsys: Any) -> None:
         assert main(["models", "--base-url", srv.url, "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["models"] == ["fake-model"] and info["model"] == "fake-model"
-    assert info["capabilities"] == {"chat": True, "n": True, "echo": True, "top_logprobs": 5, "seed": True}
+    assert info["capabilities"] == {"chat": True, "n": True, "echo": True, "top_logprobs": 5, "seed": True,
+                                    "grammar": False}
     assert info["scoring"] == "echo"
     with FakeOpenAIServer(["one"], echo=False) as srv:
         assert main(["models", "--base-url", srv.url]) == 0
@@ -287,3 +290,34 @@ def test_dead_endpoint_is_tried_again_later() -> None:
 
 def test_timeout_error_type() -> None:
     assert issubclass(ServerTooSlow, LMError)
+
+
+def test_an_endpoint_without_grammar_support_gets_no_grammar_and_the_run_says_so_once(capsys: Any) -> None:
+    """The fake answers its scripted text whatever the request asks: it honours no grammar. After
+    the probe (one request per way of sending a grammar), no request carries a grammar field."""
+    capabilities.forget()
+    fields = ("grammar", "structured_outputs", "guided_grammar")
+    with FakeOpenAIServer(["ok"], text="1 + 1 = 2 (left: 2 4 6)") as srv:
+        code = main(["solve", "game24", "4 6 1 1", "--base-url", srv.url, "--model", "fake-model",
+                     "--generator", "propose", "--evaluator", "value", "--breadth", "2"])
+        bodies = [r.body or {} for r in srv.requests]
+    err = capsys.readouterr().err
+    assert code in (0, 1)
+    probes = [b for b in bodies if b.get("prompt") == capabilities.PROBE_PROMPT and any(f in b for f in fields)]
+    assert [next(f for f in fields if f in b) for b in probes] == list(fields)
+    rest = [b for b in bodies if b.get("prompt") != capabilities.PROBE_PROMPT]
+    assert sum("Possible next steps" in str(b.get("prompt")) for b in rest) >= 2
+    assert not any(f in b for b in rest for f in fields)
+    said = [ln for ln in err.splitlines() if "grammar: not supported" in ln]
+    assert said == [f"tot: grammar: not supported by {srv.url} (fake-model), decoding unconstrained; "
+                    "the gate checks every thought"]
+
+
+def test_grammar_off_sends_no_grammar_and_no_probe(capsys: Any) -> None:
+    capabilities.forget()
+    with FakeOpenAIServer(["ok"]) as srv:
+        main(["solve", "game24", "4 6 1 1", "--base-url", srv.url, "--model", "fake-model",
+              "--generator", "propose", "--evaluator", "value", "--breadth", "2", "--grammar", "off"])
+        bodies = [r.body or {} for r in srv.requests]
+    assert bodies and not any("grammar" in json.dumps(b) for b in bodies)
+    assert "grammar:" not in capsys.readouterr().err

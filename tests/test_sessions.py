@@ -63,7 +63,8 @@ class Interleaving(ScriptedBackend):
             raise LMError(f"scripted failure {_h(prompt, extra) % 10_000}")
 
     async def complete(self, prompt: str, params: GenParams) -> Completion:
-        await self._pause_or_fail(prompt, params.key())
+        # The grammar is not a parameter this fake reads: it fails the same calls with or without.
+        await self._pause_or_fail(prompt, {k: v for k, v in params.key().items() if k != "grammar"})
         return await super().complete(prompt, params)
 
     async def score(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:

@@ -328,6 +328,7 @@ CAPABILITY_NAMES: dict[str, type] = {
     "AnswerParser": cap.AnswerParser, "OwnBaselines": cap.OwnBaselines,
     "BaselineStops": cap.BaselineStops, "BaselineTokens": cap.BaselineTokens, "AnswerKey": cap.AnswerKey,
     "ChainSteps": cap.ChainSteps, "SoftScore": cap.SoftScore, "AnswerRules": cap.AnswerRules,
+    "ThoughtGrammar": cap.ThoughtGrammar,
 }
 
 # Written by hand from what each task is documented to do (docs/task-protocol.md, the table).

@@ -14,13 +14,20 @@ from typing import Any, Protocol, Sequence
 
 from solver.lm.base import LMError, ServerUnavailable
 
-__all__ = ["Capabilities", "FEATURES", "PROBE_PROMPT", "TOP_K", "forget", "probe"]
+__all__ = ["Capabilities", "FEATURES", "GRAMMAR_WAYS", "PROBE_PROMPT", "TOP_K", "forget", "grammar_body", "probe"]
 
-FEATURES = ("chat", "n", "echo", "top_logprobs", "seed")
+FEATURES = ("chat", "n", "echo", "top_logprobs", "seed", "grammar")
 PROBE_PROMPT = "Count: 1 2 3 4"
 # Scoring by the top log-probabilities of one generated token: how many alternatives to ask for
 # (probed here first; the backend asks for as many when the probe found no smaller limit).
 TOP_K = 20
+# A grammar whose one string no model writes after PROBE_PROMPT unless it is made to.
+PROBE_GRAMMAR_TEXT = "zebra zebra"
+PROBE_GRAMMAR = f'root ::= "{PROBE_GRAMMAR_TEXT}"\n'
+# How a server takes a GBNF grammar, tried in this order: llama.cpp's server (``grammar``), vLLM's
+# structured outputs (``structured_outputs.grammar``, vLLM 0.10.2 and later) and vLLM's older
+# ``guided_grammar``. Each is sent in the request body beside the OpenAI fields.
+GRAMMAR_WAYS = ("grammar", "structured_outputs", "guided_grammar")
 
 
 class _Prober(Protocol):
@@ -34,13 +41,19 @@ class _Prober(Protocol):
 @dataclass(frozen=True, slots=True)
 class Capabilities:
     """None: not probed (nothing needed it yet). ``top_logprobs``: how many alternatives per
-    generated token the server lists (0: none)."""
+    generated token the server lists (0: none). ``grammar``: the request field through which the
+    server constrains decoding to a GBNF grammar (one of GRAMMAR_WAYS; False: none)."""
 
     chat: bool | None = None
     n: bool | None = None
     echo: bool | None = None
     top_logprobs: int | None = None
     seed: bool | None = None
+    grammar: str | bool | None = None
+
+    def body(self, grammar: str) -> dict[str, object]:
+        """The request-body fields that carry ``grammar`` to this server ({} where it has none)."""
+        return grammar_body(self.grammar, grammar)
 
     def lines(self) -> list[str]:
         what = {
@@ -49,6 +62,7 @@ class Capabilities:
             "echo": "prompt log-probabilities (echo): exact scoring of any continuation",
             "top_logprobs": "top log-probabilities of generated tokens",
             "seed": "seeds (same seed, same sample)",
+            "grammar": "constrained decoding to a grammar of legal thoughts (GBNF)",
         }
         out = []
         for name in FEATURES:
@@ -57,6 +71,8 @@ class Capabilities:
                 mark = "not probed"
             elif name == "top_logprobs":
                 mark = f"yes (top {value})" if value else "no"
+            elif name == "grammar":
+                mark = f"yes ({value})" if value else "no"
             else:
                 mark = "yes" if value else "no"
             out.append(f"  {name:<13} {mark:<14} {what[name]}")
@@ -141,4 +157,35 @@ async def _seed(b: _Prober) -> bool:
     return isinstance(texts[0], str) and texts[0] == texts[1]
 
 
-_PROBES: dict[str, Any] = {"chat": _chat, "n": _n, "echo": _echo, "top_logprobs": _top_logprobs, "seed": _seed}
+def grammar_body(way: str | bool | None, grammar: str) -> dict[str, object]:
+    """The request-body fields that send ``grammar`` the ``way`` a server takes it."""
+    if way == "grammar":
+        return {"grammar": grammar}
+    if way == "structured_outputs":
+        return {"structured_outputs": {"grammar": grammar}}
+    if way == "guided_grammar":
+        return {"guided_grammar": grammar}
+    return {}
+
+
+async def _grammar(b: _Prober) -> str | bool:
+    """The first of GRAMMAR_WAYS whose answer is the probe grammar's one string (a server that
+    ignores the field writes something else; one that refuses it answers an error)."""
+
+    for way in GRAMMAR_WAYS:
+        try:
+            resp = await b.request("probe grammar", b._client.completions.create, model=b.model,
+                                   prompt=PROBE_PROMPT, max_tokens=8, temperature=0.0,
+                                   extra_body=grammar_body(way, PROBE_GRAMMAR))
+        except ServerUnavailable:
+            raise
+        except LMError:
+            continue
+        text = resp.choices[0].text if resp.choices else None
+        if isinstance(text, str) and text.strip() == PROBE_GRAMMAR_TEXT:
+            return way
+    return False
+
+
+_PROBES: dict[str, Any] = {"chat": _chat, "n": _n, "echo": _echo, "top_logprobs": _top_logprobs, "seed": _seed,
+                           "grammar": _grammar}

@@ -144,6 +144,7 @@ class LocalBackend:
         self._gen: Any = None
         self._scorer: Any = None
         self._lock = threading.RLock()  # generation may score its own samples
+        self._constrainer: Any = None  # grammars compiled for the generation model (constrain.py)
         if check:  # a native crash of llama.cpp becomes an LMError here, not a dead process later
             check_runtime(self.path, self.threads)
 
@@ -157,10 +158,11 @@ class LocalBackend:
             out = Completion(texts=[])
             for i in range(params.n):
                 seed = (params.seed or 0) + i
+                extra = {} if params.grammar is None else self._constraint(params.grammar)
                 try:
                     resp = self._gen.create_completion(
                         prompt, max_tokens=params.max_tokens, temperature=params.temperature,
-                        stop=list(params.stop) or None, seed=seed)
+                        stop=list(params.stop) or None, seed=seed, **extra)
                 except ValueError as exc:  # e.g. the prompt does not fit the context
                     raise LMError(str(exc).splitlines()[0]) from None
                 out.texts.append(resp["choices"][0]["text"])
@@ -170,6 +172,15 @@ class LocalBackend:
                 out.prompt_tokens += resp["usage"]["prompt_tokens"]
                 out.completion_tokens += resp["usage"]["completion_tokens"]
             return out
+
+    def _constraint(self, text: str) -> dict[str, Any]:
+        """The completion arguments that constrain decoding to the GBNF ``text`` (llguidance's
+        token masks, or llama.cpp's grammar sampler; see solver/lm/constrain.py)."""
+        if self._constrainer is None or self._constrainer.llm is not self._gen:
+            from solver.lm.constrain import Constrainer
+
+            self._constrainer = Constrainer(self._gen)
+        return self._constrainer.kwargs(text)
 
     def _score_sync(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
         import numpy as np
@@ -219,4 +230,4 @@ class LocalBackend:
             for llm in (self._gen, self._scorer):
                 if llm is not None:
                     llm.close()
-            self._gen = self._scorer = None
+            self._gen = self._scorer = self._constrainer = None

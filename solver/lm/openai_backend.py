@@ -10,7 +10,7 @@ import sys
 from typing import Any, Awaitable, Callable, Sequence
 
 from solver.lm.base import Completion, EndpointDown, GenParams, LMError, ServerTooSlow, ServerUnavailable
-from solver.lm.capabilities import TOP_K, Capabilities, probe
+from solver.lm.capabilities import FEATURES, TOP_K, Capabilities, probe
 
 Notify = Callable[[str], None]
 __all__ = ["EndpointDown", "OpenAIBackend", "ServerTooSlow", "ServerUnavailable"]
@@ -68,6 +68,7 @@ class OpenAIBackend:
         self._caps: Capabilities | None = None
         self._caps_lock = asyncio.Lock()
         self._said_scoring = False
+        self._said_grammar = False
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
@@ -160,18 +161,32 @@ class OpenAIBackend:
             self.notify(line)
 
     # -- capabilities -----------------------------------------------------------------------
-    async def capabilities(self, features: Sequence[str] = ("chat", "n", "echo", "top_logprobs", "seed")
-                           ) -> Capabilities:
+    async def capabilities(self, features: Sequence[str] = FEATURES) -> Capabilities:
         """What the server supports, probed with small requests the first time a feature is needed
         and cached per (base URL, model) for the process."""
         async with self._caps_lock:
             self._caps = await probe(self, features)
             return self._caps
 
+    async def grammar_fields(self, grammar: str) -> dict[str, object]:
+        """The request-body fields that carry ``grammar`` to this server, as probed once (llama.cpp's
+        ``grammar``, vLLM's structured outputs); {} where it takes none, said once on stderr:
+        decoding is then unconstrained and the gate alone sorts the thoughts."""
+        caps = await self.capabilities(("grammar",))
+        if not caps.grammar and not self._said_grammar:
+            self._said_grammar = True
+            self._note(f"grammar: not supported by {self.base_url} ({self.model}), decoding unconstrained; "
+                       "the gate checks every thought")
+        return caps.body(grammar)
+
     # -- completions ------------------------------------------------------------------------
     async def _one(self, prompt: str, params: GenParams, n: int, seed: int | None) -> Completion:
         kwargs: dict[str, Any] = {"model": self.model, "n": n, "temperature": params.temperature,
                                   "max_tokens": params.max_tokens}
+        if params.grammar is not None:
+            extra = await self.grammar_fields(params.grammar)
+            if extra:
+                kwargs["extra_body"] = extra
         if params.stop:
             kwargs["stop"] = list(params.stop)
         if seed is not None:

@@ -93,6 +93,10 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
                    help="how a server scores continuations: echoed prompt log-probabilities, or the top "
                         "log-probabilities of one generated token; auto asks the server (default)")
     m.add_argument("--chat", action="store_true", help="use chat completions and chat-style prompts")
+    m.add_argument("--grammar", choices=["on", "off"], default="on",
+                   help="propose/sample decode under the grammar of legal thoughts the task writes from "
+                        "its rules, where the model backend can (default on); the gate checks every "
+                        "thought either way")
     m.add_argument("--timeout", type=float, default=60.0, help="seconds per model call")
     m.add_argument("--retries", type=int, default=3, help="retries of transient server errors")
     m.add_argument("--concurrency", type=int, default=4, help="concurrent calls to a server (to each endpoint)")
@@ -170,7 +174,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         max_rounds=args.max_rounds)
     model = ModelSettings(
         temperature=args.temperature, seed=args.seed, chat=args.chat, backend=backend, model=args.model,
-        base_url=_urls(args.base_url), scoring=args.scoring, timeout=args.timeout, retries=args.retries,
+        base_url=_urls(args.base_url), scoring=args.scoring, grammar=args.grammar == "on", timeout=args.timeout,
+        retries=args.retries,
         concurrency=args.concurrency, cache=args.cache, cache_mode=args.cache_mode, prices=dict(args.price))
     return Settings(search, model, budget_from(args))
 

@@ -17,6 +17,7 @@ from solver.task import Thought
 from tasks.crosswords.data import parse_puzzle_text
 from tasks.crosswords.evaluators import ClueEvaluators
 from tasks.crosswords.generators import ClueRanking
+from tasks.crosswords.grammar import CrosswordsGrammar
 from tasks.crosswords.parts import (
     CONFIDENCE,
     CandidateWords,
@@ -55,7 +56,8 @@ class Crosswords:
         options = {"lexicon_gate": lexicon_gate, "require_word": require_word, "candidates": candidates,
                    "fill_level": fill_level, "stop_when_full": stop_when_full}
         self.parts = (CandidateWords(self.words, candidates), CluePrompts(), KeyOracle(), RestoreBoard(),
-                      GateOptions(options), ClueEvaluators(fill_level), ClueRanking(), GridRules())
+                      GateOptions(options), ClueEvaluators(fill_level), ClueRanking(), GridRules(),
+                      CrosswordsGrammar(self.words))
 
     def root(self, puzzle: str) -> CrosswordState:
         p = parse_puzzle_text(puzzle)

@@ -8,6 +8,7 @@ actions, prompts, the planner as oracle and evaluator, restore, options) are the
 from __future__ import annotations
 
 from solver.task import Thought
+from tasks.planning.grammar import PlanningGrammar
 from tasks.planning.parts import (
     ApplicableActions,
     PlannerJudge,
@@ -33,7 +34,7 @@ class Planning:
         self.oracle_seconds = oracle_seconds
         self.oracle_mode: Mode = oracle_mode
         self.parts = (ApplicableActions(), PlanPrompts(), PlannerJudge(oracle_seconds, oracle_mode), ReplayPlan(),
-                      PlanningOptions(max_depth, oracle_seconds, oracle_mode))
+                      PlanningOptions(max_depth, oracle_seconds, oracle_mode), PlanningGrammar())
 
     def root(self, puzzle: str) -> PlanState:
         p = read_problem(puzzle)

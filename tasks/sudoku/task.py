@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from solver.task import Thought
 from tasks.sudoku.baselines import BASELINE_SHOTS, ShotBaselines
+from tasks.sudoku.grammar import SudokuGrammar
 from tasks.sudoku.parts import BoardPrompts, CellMoves, Completable, OneLineAnswers, RestoreBoard, RuleSet
 from tasks.sudoku.state import SudokuState, read_givens
 from verifiers.report import AnswerReport, Check
@@ -28,7 +29,7 @@ class Sudoku:
     def __init__(self, boxes: bool = True) -> None:
         self.boxes = boxes
         self.parts = (CellMoves(boxes), BoardPrompts(boxes), OneLineAnswers(), Completable(boxes),
-                      RestoreBoard(boxes), RuleSet(boxes), ShotBaselines(boxes))
+                      RestoreBoard(boxes), RuleSet(boxes), ShotBaselines(boxes), SudokuGrammar(boxes))
 
     def root(self, puzzle: str) -> SudokuState:
         board = read_givens(puzzle, self.boxes)
