@@ -42,6 +42,7 @@ class Settings:
     max_children: int = 5  # --method long: Long's C
     max_rounds: int = 100  # --method long: Long's K
     gate: bool = True  # False: the paper's unchecked behaviour (ablation; see Task.apply_unchecked)
+    grammar: bool = True  # propose/sample decode under the task's ThoughtGrammar (--grammar off: not)
     temperature: float = 0.7
     seed: int | None = 0
     chat: bool = False
@@ -54,6 +55,7 @@ class Settings:
     concurrency: int = 4
     cache: str | None = None
     cache_mode: CacheMode = "record"
+    context: int | None = None  # embedded model: cap on its context window (None: TOT_CONTEXT or 8192)
     budget: Budget = field(default_factory=Budget)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
 
@@ -66,7 +68,7 @@ def make_backend(s: Settings) -> Backend:
             raise ValueError("the embedded base model has no chat template; use --chat with --model/--base-url")
         if s.model and not Path(s.model).is_file():
             raise ValueError(f"no such GGUF file: {s.model} (a server model needs --backend openai or --base-url)")
-        return LocalBackend(s.model or None)
+        return LocalBackend(s.model or None, context=s.context)
     if s.backend == "openai":
         from solver.lm.openai_backend import OpenAIBackend
 

@@ -32,7 +32,9 @@ class EndpointDown(ServerUnavailable):
 @dataclass(frozen=True, slots=True)
 class GenParams:
     """Sampling parameters of one request. ``n`` independent samples; sample i uses seed+i.
-    ``logprobs`` (None or the number of top alternatives) asks for each sample's log-probability."""
+    ``logprobs`` (None or the number of top alternatives) asks for each sample's log-probability.
+    ``grammar``: GBNF text (llama.cpp's grammar format) the decoder should follow where the backend
+    can constrain decoding; an optimisation only, since the gate still checks every thought."""
 
     n: int = 1
     temperature: float = 0.7
@@ -41,12 +43,18 @@ class GenParams:
     seed: int | None = 0
     logprobs: int | None = None
     chat: bool = False
+    grammar: str | None = None
 
     def key(self) -> dict[str, object]:
-        """Everything but ``n`` (the sample index is keyed separately)."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens,
-                "stop": list(self.stop), "seed": self.seed, "logprobs": self.logprobs,
-                "chat": self.chat}
+        """Everything but ``n`` (the sample index is keyed separately). The grammar is keyed only
+        when there is one, so a constrained and an unconstrained request never share an entry and
+        the keys of requests recorded before grammars existed stay the same."""
+        key: dict[str, object] = {"temperature": self.temperature, "max_tokens": self.max_tokens,
+                                  "stop": list(self.stop), "seed": self.seed, "logprobs": self.logprobs,
+                                  "chat": self.chat}
+        if self.grammar is not None:
+            key["grammar"] = self.grammar
+        return key
 
 
 @dataclass(slots=True)

@@ -84,10 +84,17 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
                    help="how a server scores continuations: echoed prompt log-probabilities, or the top "
                         "log-probabilities of one generated token; auto asks the server (default)")
     m.add_argument("--chat", action="store_true", help="use chat completions and chat-style prompts")
+    m.add_argument("--grammar", choices=["on", "off"], default="on",
+                   help="propose/sample decode under the grammar of legal thoughts the task writes from "
+                        "its rules, where the model backend can (default on); the gate checks every "
+                        "thought either way")
     m.add_argument("--timeout", type=float, default=60.0, help="seconds per model call")
     m.add_argument("--retries", type=int, default=3, help="retries of transient server errors")
     m.add_argument("--concurrency", type=int, default=4, help="concurrent calls to a server (to each endpoint)")
     m.add_argument("--cache", default=None, help="record/replay store (sqlite file)")
+    m.add_argument("--context", type=int, default=None, metavar="N",
+                   help="embedded model: most tokens of context (the model's own window, capped by this; "
+                        "default $TOT_CONTEXT or 8192)")
     m.add_argument("--cache-mode", choices=["record", "replay", "off"], default="record",
                    help="record: reuse and add; replay: fail on a miss; off: ignore the store")
     m.add_argument("--price", type=_price, action="append", default=[],
@@ -161,8 +168,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
         early_stop=not args.no_early_stop, model_free=tuple(getattr(args, "task_model_free", ())),
         temperature=args.temperature, seed=args.seed,
         chat=args.chat, backend=backend, model=args.model, base_url=_urls(args.base_url), scoring=args.scoring,
+        grammar=args.grammar == "on",
         timeout=args.timeout, retries=args.retries, concurrency=args.concurrency, cache=args.cache,
-        cache_mode=args.cache_mode,
+        cache_mode=args.cache_mode, context=args.context,
         budget=budget_from(args),
         prices=dict(args.price))
 

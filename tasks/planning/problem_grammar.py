@@ -27,6 +27,10 @@ __all__ = ["DomainShape", "GrammarUnavailable", "ObjectsPrefix", "body_grammar",
            "objects_grammar", "read_objects_prefix"]
 
 COST_INIT = "(= (total-cost) 0)"
+# At most as many atoms in :init (and literals in a goal) as there are distinct well-typed ground
+# atoms, when that number is small: a small model repeating one atom then stops within the bound
+# instead of spending its whole token budget. Above it the count is left free (the rules would grow).
+BOUNDED_ATOMS = 64
 METRIC = "(:metric minimize (total-cost))"
 
 
@@ -183,13 +187,15 @@ def body_grammar(shape: DomainShape, objects: tuple[tuple[str, str], ...]) -> st
     rules: dict[str, str] = {}
     arg_rule: dict[tuple[str, ...], str] = {}
     atoms: list[str] = []
+    ground = 0  # distinct well-typed ground atoms
     for pname, arg_types in shape.predicates:
-        parts = [_ci(pname)]
+        parts, count = [_ci(pname)], 1
         for allowed in arg_types:
+            fitting = [n for n, t in names if shape.fits(t, allowed)]
+            if not fitting:
+                break
+            count *= len(fitting)
             if allowed not in arg_rule:
-                fitting = [n for n, t in names if shape.fits(t, allowed)]
-                if not fitting:
-                    break
                 arg_rule[allowed] = f"arg{len(arg_rule)}"
                 rules[arg_rule[allowed]] = _alt([_lit(n) for n in fitting])
             parts.append('" " ' + arg_rule[allowed])
@@ -197,13 +203,21 @@ def body_grammar(shape: DomainShape, objects: tuple[tuple[str, str], ...]) -> st
             rule = f"pred{len(atoms)}"
             rules[rule] = " ".join(parts)
             atoms.append(rule)
+            ground += count
     if not atoms:
         raise ValueError("no predicate of the domain can be written with the declared objects and their types")
+    if ground <= BOUNDED_ATOMS:  # a chain of optional rules: at most ``ground`` items
+        for i in range(1, ground + 1):
+            rules[f"inits{i}"] = f"(sep atom{f' inits{i + 1}' if i < ground else ''})?"
+            rules[f"lits{i}"] = f"(sep literal{f' lits{i + 1}' if i < ground else ''})?"
+        inits, lits = "inits1", "sep literal" + (" lits2" if ground > 1 else "")
+    else:
+        inits, lits = "(sep atom)*", "(sep literal)+"
     cost = f"(sep {_lit(COST_INIT)})? " if shape.costs else ""
     metric = f"(sep {_lit(METRIC)})? " if shape.costs else ""
     head = {
-        "root": f'sep "(:init" {cost}(sep atom)* ws ")" sep "(:goal" sep goal ws ")" {metric}ws ")"',
-        "goal": '"(and" (sep literal)+ ws ")" | literal',
+        "root": f'sep "(:init" {cost}{inits} ws ")" sep "(:goal" sep goal ws ")" {metric}ws ")"',
+        "goal": f'"(and" {lits} ws ")" | literal',
         "literal": 'atom | "(not" " " atom ")"',
         "atom": '"(" (' + _alt(atoms) + ') ")"',
     }
