@@ -15,8 +15,7 @@ from typing import Any, Sequence
 
 from solver.lm.base import Completion, GenParams, LMError
 
-__all__ = ["DEFAULT_CONTEXT", "DEFAULT_MODEL", "LocalBackend", "cache_dir", "context_setting", "load_llama",
-           "model_context", "model_path"]
+__all__ = ["DEFAULT_MODEL", "LocalBackend", "cache_dir", "load_llama", "model_path"]
 
 DEFAULT_MODEL = "gemma3-270m-q4_k_m"
 # The context window asked of llama.cpp: the model's own (Gemma 3 270M: 32,768 tokens) capped by
