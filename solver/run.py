@@ -39,7 +39,7 @@ def make_backend(s: ModelSettings) -> Backend:
             raise ValueError("the embedded base model has no chat template; use --chat with --model/--base-url")
         if s.model and not Path(s.model).is_file():
             raise ValueError(f"no such GGUF file: {s.model} (a server model needs --backend openai or --base-url)")
-        return LocalBackend(s.model or None)
+        return LocalBackend(s.model or None, context=s.context)
     if s.backend == "openai":
         from solver.lm.openai_backend import OpenAIBackend
 

@@ -58,6 +58,7 @@ class ModelSettings:
     concurrency: int = 4
     cache: str | None = None
     cache_mode: CacheMode = "record"
+    context: int | None = None  # embedded model: cap on its context window (None: TOT_CONTEXT or 8192)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 

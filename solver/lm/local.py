@@ -20,6 +20,12 @@ from solver.lm.startup_check import check_runtime
 __all__ = ["DEFAULT_MODEL", "LocalBackend", "load_llama", "model_path"]
 
 DEFAULT_MODEL = "gemma3-270m-q4_k_m"
+# The context window asked of llama.cpp: the model's own (Gemma 3 270M: 32,768 tokens) capped by
+# this, so that the KV cache stays modest (Gemma 3 270M: about 18 KiB a token, 144 MiB at 8,192).
+DEFAULT_CONTEXT = 8192
+# The scoring context keeps a row of logits per token (a 262,144-word vocabulary: 1 MiB a token),
+# so it stays at the window it always had.
+SCORE_CONTEXT = 2048
 
 
 def model_path() -> Path:
@@ -48,6 +54,73 @@ def _env_threads() -> int | None:
     if not (text.isascii() and text.isdigit()) or len(text) > 6 or int(text) < 1:
         raise LMError(f"TOT_THREADS must be a positive whole number, not {text!r}")
     return int(text)
+
+
+def context_setting(given: int | None = None) -> int:
+    """The cap on the context window: ``given`` (``--context``), else ``TOT_CONTEXT``, else
+    DEFAULT_CONTEXT; LMError with a one-line reason for a bad value."""
+    if given is not None:
+        if given < 16:
+            raise LMError(f"--context must be at least 16 tokens, not {given}")
+        return given
+    text = os.environ.get("TOT_CONTEXT", "").strip()
+    if not text:
+        return DEFAULT_CONTEXT
+    if not (text.isascii() and text.isdigit()) or len(text) > 7 or int(text) < 16:
+        raise LMError(f"TOT_CONTEXT must be a whole number of tokens, at least 16, not {text!r}")
+    return int(text)
+
+
+_GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q",
+                 12: "<d"}
+
+
+def model_context(path: str | Path) -> int | None:
+    """The context length the model was trained for, from its GGUF header (``<arch>.context_length``),
+    read without loading the weights; None when the file does not say."""
+    import struct
+
+    def read(f: Any, fmt: str) -> Any:
+        size = struct.calcsize(fmt)
+        data = f.read(size)
+        if len(data) != size:
+            raise ValueError("the GGUF header is cut short")
+        return struct.unpack(fmt, data)[0]
+
+    def string(f: Any) -> str:
+        n = read(f, "<Q")
+        if n > 1 << 20:
+            raise ValueError("a GGUF string longer than 1 MiB")
+        return str(f.read(n).decode("utf-8", "replace"))
+
+    def value(f: Any, kind: int) -> Any:
+        if kind in _GGUF_SCALARS:
+            return read(f, _GGUF_SCALARS[kind])
+        if kind == 8:
+            return string(f)
+        if kind == 9:
+            inner, count = read(f, "<I"), read(f, "<Q")
+            for _ in range(count):  # skipped: no array holds what is read here
+                value(f, inner)
+            return None
+        raise ValueError(f"unknown GGUF value type {kind}")
+
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"GGUF":
+                return None
+            read(f, "<I")  # version
+            read(f, "<Q")  # tensors
+            arch = None
+            for _ in range(read(f, "<Q")):
+                key, got = string(f), value(f, read(f, "<I"))
+                if key == "general.architecture":
+                    arch = got
+                elif arch is not None and key == f"{arch}.context_length" and isinstance(got, int):
+                    return got
+    except (OSError, ValueError, struct.error):
+        return None
+    return None
 
 
 _LOG_CALLBACK: Any = None
@@ -129,9 +202,11 @@ class LocalBackend:
     supports_chat = False
     concurrent = False
 
-    def __init__(self, path: str | Path | None = None, n_ctx: int = 2048, threads: int | None = None,
-                 *, check: bool = True) -> None:
-        """``check=False`` skips the start-up check (only the check's own child process uses it)."""
+    def __init__(self, path: str | Path | None = None, n_ctx: int | None = None, threads: int | None = None,
+                 *, check: bool = True, context: int | None = None) -> None:
+        """``n_ctx``: the context window as given; by default the model's own (from its file) capped
+        by ``context`` (``--context``, ``TOT_CONTEXT``, DEFAULT_CONTEXT). ``check=False`` skips the
+        start-up check (only the check's own child process uses it)."""
         try:
             import llama_cpp  # noqa: F401
         except ImportError as exc:
@@ -139,7 +214,9 @@ class LocalBackend:
         self.path = Path(path) if path else model_path()
         self.model = DEFAULT_MODEL if path is None else self.path.stem
         self.name = f"local:{self.model}"
-        self.n_ctx = n_ctx
+        self.trained_context = model_context(self.path)
+        cap = context_setting(context)
+        self.n_ctx = n_ctx or (min(cap, self.trained_context) if self.trained_context else min(cap, 2048))
         self.threads = threads or _env_threads() or max(1, os.cpu_count() or 1)
         self._gen: Any = None
         self._scorer: Any = None
@@ -149,12 +226,30 @@ class LocalBackend:
             check_runtime(self.path, self.threads)
 
     def _load(self, logits_all: bool) -> Any:
-        return load_llama(self.path, n_ctx=self.n_ctx, threads=self.threads, logits_all=logits_all)
+        n_ctx = min(self.n_ctx, SCORE_CONTEXT) if logits_all else self.n_ctx
+        return load_llama(self.path, n_ctx=n_ctx, threads=self.threads, logits_all=logits_all)
 
-    def _complete_sync(self, prompt: str, params: GenParams) -> Completion:
+    def _generator(self) -> Any:
         with self._lock:
             if self._gen is None:
                 self._gen = self._load(False)
+            return self._gen
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of a prompt as the model reads it (beginning-of-text token included)."""
+        return len(self._generator().tokenize(text.encode("utf-8"), add_bos=True, special=False))
+
+    def check_fits(self, prompt_tokens: int, max_tokens: int) -> None:
+        """LMError naming both numbers when a prompt and its answer cannot fit the context window."""
+        if prompt_tokens + max_tokens > self.n_ctx:
+            model = f"the model's own {self.trained_context}" if self.trained_context else "the model's unknown"
+            raise LMError(f"the prompt is {prompt_tokens} tokens and up to {max_tokens} more are asked for, "
+                          f"{prompt_tokens + max_tokens} in all, over the context window of {self.n_ctx} tokens "
+                          f"({model}, capped by --context or TOT_CONTEXT)")
+
+    def _complete_sync(self, prompt: str, params: GenParams) -> Completion:
+        with self._lock:
+            self.check_fits(self.count_tokens(prompt), params.max_tokens)  # before the call, not midway
             out = Completion(texts=[])
             for i in range(params.n):
                 seed = (params.seed or 0) + i
@@ -197,8 +292,9 @@ class LocalBackend:
                 while start < min(len(base), len(full)) and base[start] == full[start]:
                     start += 1
                 start = max(start, 1)
-                if len(full) > self.n_ctx:
-                    raise LMError(f"prompt and continuation need {len(full)} tokens; context is {self.n_ctx}")
+                if len(full) > llm.n_ctx():
+                    raise LMError(f"prompt and continuation need {len(full)} tokens; the scoring context is "
+                                  f"{llm.n_ctx()}")
                 # Rows of llm.scores before ``cached`` are still those of this same prefix, so only
                 # the new tail is evaluated (the shared few-shot prompt is read once).
                 ids = llm.input_ids[: llm.n_tokens].tolist()

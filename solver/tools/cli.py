@@ -101,6 +101,9 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     m.add_argument("--retries", type=int, default=3, help="retries of transient server errors")
     m.add_argument("--concurrency", type=int, default=4, help="concurrent calls to a server (to each endpoint)")
     m.add_argument("--cache", default=None, help="record/replay store (sqlite file)")
+    m.add_argument("--context", type=int, default=None, metavar="N",
+                   help="embedded model: most tokens of context (the model's own window, capped by this; "
+                        "default $TOT_CONTEXT or 8192)")
     m.add_argument("--cache-mode", choices=["record", "replay", "off"], default="record",
                    help="record: reuse and add; replay: fail on a miss; off: ignore the store")
     m.add_argument("--price", type=_price, action="append", default=[],
@@ -176,7 +179,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         temperature=args.temperature, seed=args.seed, chat=args.chat, backend=backend, model=args.model,
         base_url=_urls(args.base_url), scoring=args.scoring, grammar=args.grammar == "on", timeout=args.timeout,
         retries=args.retries,
-        concurrency=args.concurrency, cache=args.cache, cache_mode=args.cache_mode, prices=dict(args.price))
+        concurrency=args.concurrency, cache=args.cache, cache_mode=args.cache_mode, context=args.context,
+        prices=dict(args.price))
     return Settings(search, model, budget_from(args))
 
 

@@ -111,8 +111,9 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
             else:
                 out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
                                      planner_mode=args.planner_mode, seed=settings.model.seed, optimal_length=opt,
-                                     usage=usage)
+                                     usage=usage, grammar=settings.model.grammar)
             row.update(solved=out.solved, optimal=out.optimal, plan_length=len(out.plan) if out.plan else None,
+                       accepted=out.accepted, grammar=out.grammar if method != "direct" else None,
                        attempts=out.attempts, refusals=len(out.refusals), error=out.error,
                        reason=out.report.reason if out.report else out.error)
         else:

@@ -49,6 +49,8 @@ def print_outcome(out: Outcome, as_json: bool) -> None:
     if as_json:
         print(json.dumps(out.to_json(), ensure_ascii=False), flush=True)
         return
+    if out.grammar not in ("on", "off"):
+        print(out.grammar)  # why the problem grammar could not be built (the run went on without it)
     for i, r in enumerate(out.refusals, 1):
         print(f"refused attempt {i}: {r}")
     if out.planner:
@@ -146,7 +148,8 @@ class PlanningPlugin:
         try:
             if args.method == "llmp":
                 out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
-                                     planner_mode=args.planner_mode, seed=args.seed, usage=usage)
+                                     planner_mode=args.planner_mode, seed=args.seed, usage=usage,
+                                     grammar=getattr(args, "grammar", "on") == "on")
             else:
                 out = await run_direct(inp, client, seed=args.seed, usage=usage)
         except BudgetExhausted as exc:

@@ -5,6 +5,7 @@ direct baseline: the model writes the whole plan, which is validated."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,12 +15,22 @@ from solver.lm.client import LMClient
 from solver.lm.session import Session
 from tasks.planning import prompts
 from tasks.planning.files import split_forms
+from tasks.planning.problem_grammar import (
+    DomainShape,
+    GrammarUnavailable,
+    body_grammar,
+    domain_shape,
+    objects_grammar,
+    read_objects_prefix,
+)
 from verifiers.pddl_model import Problem, parse_problem
 from verifiers.planner import Mode, plan
 from verifiers.planning import parse_action, report_plan
 from verifiers.report import AnswerReport, Check
 
 PDDL_TOKENS = 640  # LLM+P's ground-truth problems p01-p03 are under 400 tokens
+OBJECTS_TOKENS = 320  # under the grammar, the header and object list are written first, then the rest
+REASONS, REASON_CHARS = 5, 160  # the refusal reasons a repair prompt carries, each cut to this length
 # A base model goes on with a new problem of its own after its answer; these end the answer there.
 STOPS = ("Now I have a new planning problem", "An example planning problem is")
 PLAN_TOKENS = 512
@@ -59,6 +70,8 @@ class Outcome:
     optimal_length: int | None = None
     error: str | None = None
     last_answer: str = ""  # the model's last text (cut to 2,000 characters), to see what it wrote
+    accepted: bool = False  # llmp: the gate accepted the model's problem file
+    grammar: str = "off"  # "on" (the problem file written under the domain's grammar), "off", or why not
     usage: Usage = field(default_factory=Usage, repr=False)  # this run's model calls and tokens
 
     @property
@@ -74,7 +87,8 @@ class Outcome:
         return {"method": self.method, "plan": self.plan, "solved": self.solved, "optimal": self.optimal,
                 "checked_against": self.checked_against, "attempts": self.attempts, "refusals": self.refusals,
                 "planner": self.planner, "optimal_length": self.optimal_length, "error": self.error,
-                "problem_pddl": self.problem_pddl, "last_answer": self.last_answer,
+                "problem_pddl": self.problem_pddl, "last_answer": self.last_answer, "grammar": self.grammar,
+                "accepted": self.accepted,
                 "report": self.report.to_json() if self.report is not None else None}
 
 
@@ -151,38 +165,106 @@ def _judge(out: Outcome, inp: Inputs, own: Problem, plan_text: str) -> None:
         out.checked_against = "the model's own problem"
 
 
+def check_context(client: LMClient, prompt: str, repairs: int, grammar: bool) -> None:
+    """ValueError, before any model call, when the longest call of the run (the last repair: the
+    prompt, every earlier answer and repair request, and its own answer) may not fit the model's
+    context window. Only backends that count tokens (the embedded model) are checked."""
+    backend = client.backend
+    count, window = getattr(backend, "count_tokens", None), getattr(backend, "n_ctx", None)
+    if not callable(count) or not isinstance(window, int):
+        return
+    answer = OBJECTS_TOKENS + PDDL_TOKENS if grammar else PDDL_TOKENS
+    repair = int(count(prompts.REPAIR.format(reasons=""))) + REASONS * (REASON_CHARS + 4)
+    first = int(count(prompt))
+    need = first + (repairs + 1) * answer + repairs * repair
+    if need > window:
+        trained = getattr(backend, "trained_context", None)
+        raise ValueError(f"LLM+P may need {need} tokens of context (a prompt of {first}, answers of up to "
+                         f"{answer} and {repairs} repair{'' if repairs == 1 else 's'}), over the model's context "
+                         f"window of {window}; give a larger --context (the model allows {trained or 'unknown'}) "
+                         f"or fewer --repairs")
+
+
+def problem_grammar(domain_pddl: str) -> DomainShape | str:
+    """The domain's shape for the problem grammars, or the one-line reason there is none."""
+    try:
+        return domain_shape(domain_pddl)
+    except GrammarUnavailable as e:
+        return str(e)
+
+
+async def _write(model: Session, prompt: str, params: GenParams, shape: DomainShape | None) -> tuple[str, str | None]:
+    """One attempt's text, and why it is refused before the gate (None: for the gate to judge).
+    Without a shape, one unconstrained call. With one, two calls: the header and object list under
+    the domain's object grammar, then the rest under a grammar over the objects the model declared.
+    A backend that ignored the grammar and wrote the whole file at once is taken at its word."""
+    if shape is None:
+        texts = await model.complete(prompt, params, "llmp")
+        return (texts[0], None) if texts else ("", "")
+    first = dataclasses.replace(params, max_tokens=OBJECTS_TOKENS, grammar=objects_grammar(shape))
+    texts = await model.complete(prompt, first, "llmp")
+    if not texts:
+        return "", ""
+    try:
+        extract_problem(texts[0])
+        return texts[0], None
+    except ValueError:
+        pass
+    try:
+        head = read_objects_prefix(texts[0])
+        rest = body_grammar(shape, head.objects)
+    except ValueError as e:
+        return texts[0], str(e)
+    texts = await model.complete(prompt + head.text, dataclasses.replace(params, grammar=rest), "llmp")
+    if not texts:
+        return head.text, ""
+    return head.text + texts[0], None
+
+
 async def run_llmp(inp: Inputs, client: LMClient, *, repairs: int = 2, planner_seconds: float = 30.0,
                    planner_mode: Mode = "optimal", temperature: float = 0.0, seed: int | None = 0,
-                   optimal_length: int | None = None, usage: Usage | None = None) -> Outcome:
-    """One LLM+P run: write, gate (with up to ``repairs`` repairs), plan, validate. Its model calls
-    are counted in ``usage`` (with its budget; default: fresh counters), also ``Outcome.usage``."""
+                   optimal_length: int | None = None, usage: Usage | None = None, grammar: bool = True) -> Outcome:
+    """One LLM+P run: write (under the domain's problem grammar unless ``grammar`` is False or it
+    cannot be built), gate (with up to ``repairs`` repairs), plan, validate. Its model calls are
+    counted in ``usage`` (with its budget; default: fresh counters), also ``Outcome.usage``.
+    ValueError before any call when the run may not fit the model's context window."""
     out = Outcome("llmp" if inp.example is not None else "llmp-no-example", optimal_length=optimal_length)
     params = GenParams(n=1, temperature=temperature, max_tokens=PDDL_TOKENS, seed=seed, stop=STOPS)
     prompt = llmp_prompt(inp)
+    shape: DomainShape | None = None
+    if grammar:
+        got = problem_grammar(inp.domain_pddl)
+        shape = got if isinstance(got, DomainShape) else None
+        out.grammar = "on" if shape is not None else str(got) + "; the model writes unconstrained"
+    check_context(client, prompt, repairs, shape is not None)
     model, errors = _session(client, usage, out)
     own: Problem | None = None
     for attempt in range(repairs + 1):
         out.attempts = attempt + 1
-        texts = await model.complete(prompt, params, "llmp")
-        if not texts:
+        text, refused = await _write(model, prompt, params, shape)
+        if refused == "":
             out.error = "the model call failed: " + (errors[-1] if errors else "no answer")
             return out
-        text = texts[0]
         out.last_answer = text[:2000]
-        try:
-            candidate = extract_problem(text)
-        except ValueError as e:
-            reasons = [str(e)]
+        if refused is not None:
+            reasons = [refused]
         else:
-            out.problem_pddl = candidate
-            own, reasons = gate_problem(inp.domain_pddl, candidate)
+            try:
+                candidate = extract_problem(text)
+            except ValueError as e:
+                reasons = [str(e)]
+            else:
+                out.problem_pddl = candidate
+                own, reasons = gate_problem(inp.domain_pddl, candidate)
         if own is not None and reasons and attempt == repairs and all(r.startswith(ALREADY) for r in reasons):
             reasons = []  # asked to repair and still trivial: some problems are (LLM+P's blocksworld p01)
         if not reasons:
             break
         out.refusals.append("; ".join(reasons)[:500])
         own = None
-        prompt = prompt + text + "\n\n" + prompts.REPAIR.format(reasons="\n".join(f"- {r}" for r in reasons[:5]))
+        prompt = prompt + text + "\n\n" + prompts.REPAIR.format(
+            reasons="\n".join(f"- {r[:REASON_CHARS]}" for r in reasons[:REASONS]))
+    out.accepted = own is not None
     if own is None:
         out.error = f"the model's problem PDDL was refused {out.attempts} times: {out.refusals[-1]}"
         return out
