@@ -212,6 +212,7 @@ _LLG_TOKENIZERS: dict[int, Any] = {}
 def overhead(calls: int) -> list[dict[str, Any]]:
     from llama_cpp import LlamaGrammar, LogitsProcessorList
 
+    from solver.capabilities import LegalMoves, ProposePrompts, find
     from solver.generators import LINE_TOKENS, thought_grammar
     from solver.grammar import lines
     from solver.lm.local import LocalBackend
@@ -219,7 +220,7 @@ def overhead(calls: int) -> list[dict[str, Any]]:
 
     task = Game24()
     state = task.root("4 9 10 13")
-    prompt = task.propose_prompt(state, False)
+    prompt = find(task, ProposePrompts).propose_prompt(state, False)
     gbnf = lines(thought_grammar(task, state) or "", 160 // LINE_TOKENS)
     backend = LocalBackend()
     llm = backend._load(False)
@@ -243,7 +244,7 @@ def overhead(calls: int) -> list[dict[str, Any]]:
         except ImportError as exc:
             rows.append({"engine": engine, "error": f"not installed: {exc}"})
             continue
-        legal = {t.text for t in task.legal_thoughts(state)}
+        legal = {t.text for t in find(task, LegalMoves).legal_thoughts(state)}
         lines_out = [ln for t in texts for ln in t.splitlines() if ln.strip()]
         rows.append({"engine": engine, "calls": calls, "s_per_call": round(seconds / calls, 2),
                      "tokens_per_call": round(tokens / calls, 1),

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.capabilities import ThoughtGrammar, find
+from solver.capabilities import LegalMoves, ProposePrompts, ThoughtGrammar, find
 from solver.grammar import alternation, grammar, lines, literal, one_line, repeat
 from solver.task import Thought
 from tasks.game24 import Game24, State24
@@ -269,13 +269,13 @@ def test_sudoku_every_derived_board_is_parsed_and_accepted_and_every_placement_d
     language = g.language()
     assert len(language) == 2 * len(legal)  # with and without the leading space
     for answer in language:
-        found = task.parse_proposals(state, answer)
+        found = find(task, ProposePrompts).parse_proposals(state, answer)
         assert len(found) == 1
         assert not isinstance(task.check(state, found[0]), Invalid), answer
     for new in legal:
         assert g.matches(_json_board(new))
-    for thought in task.legal_thoughts(state):
-        assert any(task.parse_proposals(state, a) == [thought] for a in language)
+    for thought in find(task, LegalMoves).legal_thoughts(state):
+        assert any(find(task, ProposePrompts).parse_proposals(state, a) == [thought] for a in language)
 
 
 def test_sudoku_a_full_board_has_no_grammar() -> None:
@@ -308,7 +308,7 @@ def test_crosswords_derived_lines_pass_the_gate_and_every_fitting_word_is_deriva
     p = puzzles[which]
     state = task.root(p.text())
     for k in picks:  # a few lexicon candidates placed, chosen by hypothesis
-        moves = task.legal_thoughts(state)
+        moves = find(task, LegalMoves).legal_thoughts(state)
         if not moves:
             break
         verdict = task.check(state, moves[k % len(moves)])
@@ -324,10 +324,10 @@ def test_crosswords_derived_lines_pass_the_gate_and_every_fitting_word_is_deriva
     g = Grammar(text)
     for _ in range(30):
         line = derive(g, rng)
-        found = task.parse_proposals(state, line)
+        found = find(task, ProposePrompts).parse_proposals(state, line)
         assert len(found) == 1, line
         assert not isinstance(task.check(state, found[0]), Invalid), line
-    for thought in task.legal_thoughts(state):
+    for thought in find(task, LegalMoves).legal_thoughts(state):
         assert g.matches(thought.text) and g.matches(thought.text + " (high)")
     # Every lexicon word that fits an open slot, found here by a plain regex scan of the words.
     for slot in state.grid.open_slots():
@@ -358,7 +358,7 @@ def test_planning_derives_exactly_the_actions_the_gate_applies(n: int, seed: int
     task = Planning()
     state = task.root(join_puzzle(DOMAIN, problem(n, seed)))
     for k in picks:
-        moves = task.legal_thoughts(state)
+        moves = find(task, LegalMoves).legal_thoughts(state)
         if not moves:
             break
         verdict = task.check(state, moves[k % len(moves)])
@@ -383,7 +383,7 @@ def test_planning_derives_exactly_the_actions_the_gate_applies(n: int, seed: int
     language = Grammar(text).language()
     assert language == accepted
     for line in language:
-        assert task.parse_proposals(state, line) == [Thought(line)]
+        assert find(task, ProposePrompts).parse_proposals(state, line) == [Thought(line)]
 
 
 def test_planning_with_types_constants_negation_and_equality() -> None:

@@ -10,6 +10,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from solver.capabilities import ProposePrompts, find
 from solver.generators import LINE_TOKENS, thought_grammar
 from solver.grammar import lines
 from solver.lm.base import GenParams, LMError
@@ -31,20 +32,18 @@ def backend() -> Iterator[Any]:
 @pytest.mark.parametrize("engine", ["llama", "llguidance"])
 def test_the_embedded_model_writes_what_the_grammar_allows(backend: Any, engine: str,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    if engine == "llguidance":
-        pytest.importorskip("llguidance")
     monkeypatch.setenv("TOT_GRAMMAR_ENGINE", engine)
     backend._constrainer = None  # pick the engine afresh
     task = Game24()
     state = task.root("4 9 10 13")
     text = lines(thought_grammar(task, state) or "", 60 // LINE_TOKENS)
-    got = asyncio.run(backend.complete(task.propose_prompt(state, False),
+    got = asyncio.run(backend.complete(find(task, ProposePrompts).propose_prompt(state, False),
                                        GenParams(n=2, temperature=0.7, max_tokens=60, seed=5, grammar=text)))
     assert backend._constrainer.engine == engine
     assert len(got.texts) == 2
     for answer in got.texts:
         assert Grammar(text).matches(answer), answer
-    free = asyncio.run(backend.complete(task.propose_prompt(state, False),
+    free = asyncio.run(backend.complete(find(task, ProposePrompts).propose_prompt(state, False),
                                         GenParams(n=1, temperature=0.7, max_tokens=60, seed=5)))
     assert not Grammar(text).matches(free.texts[0])  # unconstrained, it wanders off (as measured)
 

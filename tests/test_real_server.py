@@ -226,6 +226,7 @@ def test_a_grammar_request_is_honoured(server: str) -> None:
     """llama-cpp-python's server takes ``grammar`` in the request body: the propose answer for a
     Game-of-24 state follows the grammar of its legal steps (checked with the independent GBNF
     reader of the tests, and by the task's own gate)."""
+    from solver.capabilities import ProposePrompts, find
     from solver.generators import thought_grammar
     from solver.grammar import lines
     from solver.task import Thought
@@ -242,7 +243,7 @@ def test_a_grammar_request_is_honoured(server: str) -> None:
     async def go() -> tuple[str, object]:
         b = OpenAIBackend(MODEL, server, timeout=120, max_retries=1, notify=None)
         try:
-            got = await b.complete(task.propose_prompt(state, False),
+            got = await b.complete(find(task, ProposePrompts).propose_prompt(state, False),
                                    GenParams(n=1, temperature=0.7, max_tokens=90, seed=3, grammar=text))
             return got.texts[0], (await b.capabilities(("grammar",))).grammar
         finally:
@@ -251,5 +252,5 @@ def test_a_grammar_request_is_honoured(server: str) -> None:
     answer, way = asyncio.run(go())
     assert way == "grammar"
     assert Grammar(text).matches(answer), answer
-    steps = task.parse_proposals(state, answer)
+    steps = find(task, ProposePrompts).parse_proposals(state, answer)
     assert steps and all(not isinstance(task.check(state, Thought(t.text)), Invalid) for t in steps)
