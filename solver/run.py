@@ -62,7 +62,8 @@ def needs_model(s: Settings) -> bool:
     o, m = s.search, s.model
     gen = GENERATORS.get(o.generator)
     ev = EVALUATORS.get(o.evaluator)
-    return (_calls_model(gen(k=o.k, temperature=m.temperature, seed=m.seed, chat=m.chat) if gen else None)
+    return (_calls_model(gen(k=o.k, temperature=m.temperature, seed=m.seed, chat=m.chat, grammar=m.grammar)
+                         if gen else None)
             or (o.evaluator not in o.model_free
                 and _calls_model(ev(n=o.n_evaluate, scale=ValueScale(), seed=m.seed, chat=m.chat) if ev else None)))
 

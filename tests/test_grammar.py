@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.capabilities import LegalMoves, ProposePrompts, ThoughtGrammar, find
+from solver.capabilities import LegalMoves, ProposePrompts, Restorable, ThoughtGrammar, find
 from solver.grammar import alternation, grammar, lines, literal, one_line, repeat
 from solver.task import Thought
 from tasks.game24 import Game24, State24
@@ -69,7 +69,7 @@ def _states() -> st.SearchStrategy[State24]:
         nums = draw(st.lists(st.integers(1, 13), min_size=4, max_size=4))
         state = TASK.root(" ".join(map(str, nums)))
         for _ in range(draw(st.integers(0, 2))):
-            moves = TASK.legal_thoughts(state)
+            moves = find(TASK, LegalMoves).legal_thoughts(state)
             move = moves[draw(st.integers(0, len(moves) - 1))]
             verdict = TASK.check(state, move)
             assert not isinstance(verdict, Invalid)
@@ -91,7 +91,7 @@ def _language(state: State24) -> set[str]:
 @given(_states())
 def test_game24_every_derived_step_is_parsed_and_accepted_by_the_gate(state: State24) -> None:
     for line in _language(state):
-        assert TASK.parse_proposals(state, line) == [Thought(line)]
+        assert find(TASK, ProposePrompts).parse_proposals(state, line) == [Thought(line)]
         verdict = TASK.check(state, Thought(line))
         assert not isinstance(verdict, Invalid), (state.numbers, line, verdict)
 
@@ -100,7 +100,7 @@ def test_game24_every_derived_step_is_parsed_and_accepted_by_the_gate(state: Sta
 @given(_states())
 def test_game24_every_legal_step_is_derivable(state: State24) -> None:
     language = _language(state)
-    for thought in TASK.legal_thoughts(state):
+    for thought in find(TASK, LegalMoves).legal_thoughts(state):
         assert thought.text in language
 
 
@@ -133,7 +133,7 @@ def test_game24_the_grammar_covers_every_operand_order_the_gate_accepts(state: S
 
 def test_game24_a_state_with_one_number_has_no_grammar() -> None:
     part = find(TASK, ThoughtGrammar)
-    assert part is not None and part.thought_grammar(TASK.restore("4 6 7 13", "24")) is None
+    assert part is not None and part.thought_grammar(find(TASK, Restorable).restore("4 6 7 13", "24")) is None
 
 
 @FAST
@@ -147,7 +147,7 @@ def test_game24_propose_answers_under_the_grammar_parse_into_their_lines(state: 
     chosen = data.draw(st.lists(st.sampled_from(sorted(_language(state))), min_size=1, max_size=4))
     answer = "".join(c + "\n" for c in chosen)
     assert g.matches(answer)
-    assert [t.text for t in TASK.parse_proposals(state, answer)] == chosen
+    assert [t.text for t in find(TASK, ProposePrompts).parse_proposals(state, answer)] == chosen
     assert not g.matches(answer + answer) or len(chosen) * 2 <= 4
 
 
