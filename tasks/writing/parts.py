@@ -132,8 +132,8 @@ class ConstrainedGenerator:
     def make_generator(self, name: str, settings: Any) -> Any:
         if name != "constrained":
             return None
-        return Constrained(settings.k, GenParams(temperature=settings.temperature, seed=settings.seed),
-                           settings.chat)
+        m = settings.model
+        return Constrained(settings.search.k, GenParams(temperature=m.temperature, seed=m.seed), m.chat)
 
 
 class LongThoughts:
