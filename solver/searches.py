@@ -55,7 +55,7 @@ async def _bfs(run: Expansion, o: SearchSettings) -> SearchResult:
 
 
 async def _dfs(run: Expansion, o: SearchSettings) -> SearchResult:
-    return await search_dfs(run, depth=o.depth, prune_below=o.prune_below)
+    return await search_dfs(run, depth=o.depth, prune_below=o.prune_below, max_children=o.dfs_children)
 
 
 async def _complete(run: Expansion, o: SearchSettings) -> SearchResult:

@@ -37,6 +37,7 @@ class SearchSettings:
     early_stop: bool = True
     model_free: tuple[str, ...] = ()  # a task's own evaluators that need no model (crosswords: fillable)
     max_children: int = 5  # --method long: Long's C
+    dfs_children: int | None = None  # --method tot-dfs: children tried per node (None: all; library only)
     max_rounds: int = 100  # --method long: Long's K
     gate: bool = True  # False: the paper's unchecked behaviour (ablation; see capabilities.Unchecked)
 

@@ -14,6 +14,7 @@ from hypothesis import Phase, settings
 
 import solver.expansion
 import solver.search
+import solver.searches
 from solver.budget import Usage
 from solver.task import Thought
 from solver.testing import (
@@ -128,12 +129,10 @@ def test_a_search_that_ignores_the_step_budget_is_caught() -> None:
 
 
 def test_a_beam_wider_than_b_is_caught() -> None:
-    original = solver.search.bfs
+    async def wide_bfs(run: Any, o: Any) -> Any:  # the bug: ignores the beam
+        return await solver.search.search_bfs(run, breadth=o.breadth + 2, depth=o.depth, early_stop=o.early_stop)
 
-    async def wide_bfs(*args: Any, breadth: int = 5, **kwargs: Any) -> Any:  # the bug: ignores the beam
-        return await original(*args, breadth=breadth + 2, **kwargs)
-
-    with mock.patch("solver.testing.runner.bfs", wide_bfs):
+    with mock.patch.dict(solver.searches.SEARCHES, {"tot-bfs": solver.searches.Search("tot-bfs", wide_bfs)}):
         broken(inv.BEAM, task=ToyReach(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,
                settings=search_settings(methods=["tot-bfs"], generators=["enumerate"], evaluators=["prior"],
                                         max_breadth=1),

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from solver.budget import Usage
 from solver.capabilities import HasOracle, LegalMoves, find, has, require
-from solver.complete import complete_dfs
 from solver.evaluators import EVALUATORS as EVALUATORS_BUILT_IN
 from solver.evaluators import make_evaluator
+from solver.expansion import Expansion
 from solver.generators import GENERATORS as GENERATORS_BUILT_IN
 from solver.generators import make_generator
 from solver.lm.base import Completion, GenParams, LMError
@@ -29,7 +29,7 @@ from solver.lm.cache import Cache, CacheMode
 from solver.lm.client import LMClient
 from solver.lm.session import Session
 from solver.run import make_parts
-from solver.search import bfs, dfs
+from solver.searches import get_search
 from solver.settings import ModelSettings, Settings
 from solver.settings import SearchSettings as RunSearch
 from solver.task import Task
@@ -40,7 +40,6 @@ from solver.testing.scripted import ScriptedModel
 from solver.testing.strategies import (
     EVALUATORS,
     GENERATORS,
-    METHODS,
     Case,
     SearchSettings,
     ThoughtTexts,
@@ -104,16 +103,10 @@ async def run_case_async(task: Any, case: Case, *, model: bool = True, render: R
     gen = _RecordingGenerator(gen, generated)
     trace = trace or Trace()
     s = case.settings
-    if s.method == "tot-bfs":
-        result = await bfs(proxy, case.puzzle, gen, ev, client, breadth=s.breadth, depth=s.depth,
-                           trace=trace, usage=usage)
-    elif s.method == "tot-dfs":
-        result = await dfs(proxy, case.puzzle, gen, ev, client, depth=s.depth, max_children=s.max_children,
-                           trace=trace, usage=usage)
-    elif s.method == "tot-complete":
-        result = await complete_dfs(proxy, case.puzzle, gen, ev, client, depth=s.depth, trace=trace, usage=usage)
-    else:
-        raise ValueError(f"unknown method {s.method!r}; use one of {', '.join(METHODS)}")
+    options = RunSearch(method=s.method, breadth=s.breadth, depth=s.depth, generator=s.generator,
+                        evaluator=s.evaluator, k=s.k, n_evaluate=s.n, dfs_children=s.max_children)
+    search = get_search(s.method)  # the registered search, as ``tot solve --method`` runs it
+    result = await search(Expansion(proxy, case.puzzle, gen, ev, client, trace, usage), options)
     late = 0
     if scripted is not None:
         before = len(scripted.requests) + len(scripted.score_requests)
