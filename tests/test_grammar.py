@@ -332,7 +332,7 @@ def test_crosswords_derived_lines_pass_the_gate_and_every_fitting_word_is_deriva
     # Every lexicon word that fits an open slot, found here by a plain regex scan of the words.
     for slot in state.grid.open_slots():
         pattern = "".join("." if ch == "_" else ch.lower() for ch in state.grid.pattern(slot))
-        words = task.lexicon.index(slot.length).words
+        words = task.words.lexicon.index(slot.length).words
         fitting = [w for w in words if regex.fullmatch(pattern, w)]
         for w in fitting[:200] + fitting[-50:]:
             assert g.matches(f"{slot.name}. {w.upper()}"), (slot.name, w)

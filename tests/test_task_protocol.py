@@ -335,16 +335,17 @@ CAPABILITY_NAMES: dict[str, type] = {
 EXPECTED: dict[str, set[str]] = {
     "game24": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "ChoicePrompt",
                "HasOracle", "Restorable", "Unchecked", "HasOptions", "BaselinePrompts", "RefinePrompt",
-               "BaselineStops", "ChainSteps", "AnswerParser"},
+               "BaselineStops", "ChainSteps", "AnswerParser", "ThoughtGrammar"},
     "sudoku": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
-               "Restorable", "HasOptions", "TunesParts", "AnswerParser", "OwnBaselines", "BaselineStops"},
+               "Restorable", "HasOptions", "TunesParts", "AnswerParser", "OwnBaselines", "BaselineStops",
+               "ThoughtGrammar"},
     "crosswords": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
-                   "Restorable", "HasOptions", "OwnEvaluators", "TunesParts", "AnswerRules"},
+                   "Restorable", "HasOptions", "OwnEvaluators", "TunesParts", "AnswerRules", "ThoughtGrammar"},
     "writing": {"ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle", "Unchecked",
                 "HasOptions", "OwnGenerators", "TunesParts", "BaselinePrompts", "BaselineStops",
                 "BaselineTokens", "SoftScore", "AnswerParser", "OwnBaselines"},
     "planning": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
-                 "Restorable", "HasOptions", "OwnEvaluators"},
+                 "Restorable", "HasOptions", "OwnEvaluators", "ThoughtGrammar"},
 }
 
 OUR_TASKS = {"game24": Game24, "sudoku": Sudoku, "crosswords": Crosswords, "writing": Writing,

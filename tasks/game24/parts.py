@@ -17,7 +17,9 @@ from verifiers.verdict import Invalid, Solved, Valid, Verdict
 __all__ = ["GateOptions", "LegalSteps", "Reach24", "RestoreNumbers", "SearchPrompts", "TrustedSteps",
            "parse_proposals"]
 
-_LINE_PREFIX = re.compile(r"^\s*(?:[-*\u2022]\s*|\d+[.)]\s+|step\s*\d*\s*:\s*|next step\s*:\s*)", re.IGNORECASE)
+# A bullet is not the sign of a negative first operand: "-1 * 1 = -1" keeps its minus.
+_LINE_PREFIX = re.compile(r"^\s*(?:[-*\u2022](?![0-9])\s*|\d+[.)]\s+|step\s*\d*\s*:\s*|next step\s*:\s*)",
+                          re.IGNORECASE)
 
 
 class LegalSteps:
