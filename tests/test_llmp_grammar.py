@@ -134,6 +134,19 @@ def test_the_context_setting(monkeypatch: pytest.MonkeyPatch) -> None:
             context_setting()
 
 
+def test_the_threads_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from solver.lm.local import _env_threads
+
+    monkeypatch.delenv("TOT_THREADS", raising=False)
+    assert _env_threads() is None
+    monkeypatch.setenv("TOT_THREADS", " 3 ")
+    assert _env_threads() == 3
+    for bad in ("abc", "0", "-2", "1234567", "\u0663"):  # the last: an Arabic-Indic three, a digit but not ASCII
+        monkeypatch.setenv("TOT_THREADS", bad)
+        with pytest.raises(LMError, match="TOT_THREADS must be a positive whole number"):
+            _env_threads()
+
+
 @pytest.mark.model
 def test_the_embedded_model_reads_its_window_and_follows_the_object_grammar(monkeypatch: pytest.MonkeyPatch) -> None:
     from solver.lm.local import LocalBackend, model_path

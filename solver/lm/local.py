@@ -48,12 +48,7 @@ def model_path() -> Path:
 def _env_threads() -> int | None:
     """``TOT_THREADS``: CPU threads for the embedded model (default: every core). Several model
     processes on one machine each spinning on every core slow each other down badly."""
-    text = os.environ.get("TOT_THREADS", "").strip()
-    if not text:
-        return None
-    if not (text.isascii() and text.isdigit()) or len(text) > 6 or int(text) < 1:
-        raise LMError(f"TOT_THREADS must be a positive whole number, not {text!r}")
-    return int(text)
+    return _env_whole("TOT_THREADS", 1, 6, "a positive whole number")
 
 
 def context_setting(given: int | None = None) -> int:
@@ -63,11 +58,18 @@ def context_setting(given: int | None = None) -> int:
         if given < 16:
             raise LMError(f"--context must be at least 16 tokens, not {given}")
         return given
-    text = os.environ.get("TOT_CONTEXT", "").strip()
+    from_env = _env_whole("TOT_CONTEXT", 16, 7, "a whole number of tokens, at least 16")
+    return DEFAULT_CONTEXT if from_env is None else from_env
+
+
+def _env_whole(name: str, least: int, digits: int, what: str) -> int | None:
+    """The whole number in the environment variable ``name`` (None when unset or blank); LMError
+    naming ``what`` it must be when it is not ASCII digits, longer than ``digits`` or below ``least``."""
+    text = os.environ.get(name, "").strip()
     if not text:
-        return DEFAULT_CONTEXT
-    if not (text.isascii() and text.isdigit()) or len(text) > 7 or int(text) < 16:
-        raise LMError(f"TOT_CONTEXT must be a whole number of tokens, at least 16, not {text!r}")
+        return None
+    if not (text.isascii() and text.isdigit()) or len(text) > digits or int(text) < least:
+        raise LMError(f"{name} must be {what}, not {text!r}")
     return int(text)
 
 
