@@ -6,7 +6,6 @@ LLM+P's seven domains where ../shared/data/llmp is present) is derivable in its 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from hypothesis import strategies as st
 
 from tasks.planning.blocksworld import DOMAIN as BLOCKS
 from tasks.planning.blocksworld import problem as blocks_problem
-from tasks.planning.files import LLMP_DOMAINS, domain_file
+from tasks.planning.files import LLMP_DOMAINS, domain_file, llmp_dir
 from tasks.planning.llmp import gate_problem
 from tasks.planning.problem_grammar import (
     GrammarUnavailable,
@@ -53,11 +52,11 @@ NO_ZERO_ARY = DEPOT.replace("(:constants home - depot)", "").replace("(SUNNY)", 
 
 
 def _shared() -> Path | None:
-    for c in (os.environ.get("TOT_LLMP_DIR"), Path(__file__).resolve().parents[2] / "shared" / "data" / "llmp",
-              "/work/shared/data/llmp"):
-        if c and Path(c).is_dir():
-            return Path(c)
-    return None
+    """Where the project itself finds LLM+P's data (tasks.planning.files.llmp_dir), if anywhere."""
+    try:
+        return llmp_dir()
+    except ValueError:
+        return None
 
 
 SHARED = _shared()
