@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from solver.grammar import literal
 from verifiers.pddl_model import parse_problem
 
 __all__ = ["DomainShape", "GrammarUnavailable", "ObjectsPrefix", "body_grammar", "canonical", "domain_shape",
@@ -81,13 +82,11 @@ def domain_shape(domain_pddl: str) -> DomainShape:
 
 # -- writing GBNF ---------------------------------------------------------------------------------
 
-def _lit(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
 
 
 def _ci(word: str) -> str:
     """A word in any letter case (the domain file may spell ``SUCC`` where the reader has ``succ``)."""
-    parts = [f"[{c.lower()}{c.upper()}]" if c.isalpha() and c.lower() != c.upper() else _lit(c) for c in word]
+    parts = [f"[{c.lower()}{c.upper()}]" if c.isalpha() and c.lower() != c.upper() else literal(c) for c in word]
     return "(" + " ".join(parts) + ")" if parts else '""'
 
 
@@ -197,7 +196,7 @@ def body_grammar(shape: DomainShape, objects: tuple[tuple[str, str], ...]) -> st
             count *= len(fitting)
             if allowed not in arg_rule:
                 arg_rule[allowed] = f"arg{len(arg_rule)}"
-                rules[arg_rule[allowed]] = _alt([_lit(n) for n in fitting])
+                rules[arg_rule[allowed]] = _alt([literal(n) for n in fitting])
             parts.append('" " ' + arg_rule[allowed])
         else:
             rule = f"pred{len(atoms)}"
@@ -213,8 +212,8 @@ def body_grammar(shape: DomainShape, objects: tuple[tuple[str, str], ...]) -> st
         inits, lits = "inits1", "sep literal" + (" lits2" if ground > 1 else "")
     else:
         inits, lits = "(sep atom)*", "(sep literal)+"
-    cost = f"(sep {_lit(COST_INIT)})? " if shape.costs else ""
-    metric = f"(sep {_lit(METRIC)})? " if shape.costs else ""
+    cost = f"(sep {literal(COST_INIT)})? " if shape.costs else ""
+    metric = f"(sep {literal(METRIC)})? " if shape.costs else ""
     head = {
         "root": f'sep "(:init" {cost}{inits} ws ")" sep "(:goal" sep goal ws ")" {metric}ws ")"',
         "goal": f'"(and" {lits} ws ")" | literal',
