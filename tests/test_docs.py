@@ -153,7 +153,8 @@ def tot_commands(block: Block) -> list[list[str]]:
 
 
 ALL_BLOCKS = [b for page in PAGES for b in blocks_of(page)]
-SHELL = [b for b in ALL_BLOCKS if b.lang == "sh"]  # console blocks are transcripts: their `$ tot` lines are parsed, not run
+# console blocks are transcripts: their `$ tot` lines are parsed, not run
+SHELL = [b for b in ALL_BLOCKS if b.lang == "sh"]
 
 
 def test_every_tot_command_on_every_page_parses() -> None:

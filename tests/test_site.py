@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return {**os.environ, "NO_MKDOCS_2_WARNING": "1",
+            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
 def test_the_site_builds_in_strict_mode_without_a_warning(tmp_path: Path) -> None:

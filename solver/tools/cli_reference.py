@@ -40,15 +40,16 @@ def _flag(action: argparse.Action) -> str:
 
 def _one(name: str, parser: argparse.ArgumentParser) -> list[str]:
     formatter = parser._get_formatter()
-    wrap = parser.formatter_class(prog=parser.prog, width=100)  # not the terminal's width: the page is the same everywhere
+    # Usage wrapped at 100 columns, not the terminal's width, so the page is the same everywhere.
+    wrap = argparse.HelpFormatter(prog=parser.prog, width=100)
     wrap.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups, prefix="")
     usage = wrap.format_help().strip()
     lines = [f"## `{name}`", "", "```text", usage, "```", ""]
     if parser.description:
         lines += [_escape(parser.description), ""]
     for group in parser._action_groups:
-        shown = [a for a in group._group_actions
-                 if a.help != argparse.SUPPRESS and not isinstance(a, (argparse._SubParsersAction, argparse._HelpAction))]
+        shown = [a for a in group._group_actions if a.help != argparse.SUPPRESS
+                 and not isinstance(a, (argparse._SubParsersAction, argparse._HelpAction))]
         if not shown:
             continue
         lines += [f"**{_escape(group.title or 'arguments')}**", ""]
@@ -62,8 +63,8 @@ def _one(name: str, parser: argparse.ArgumentParser) -> list[str]:
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     for action in subs:
         lines += ["**subcommands**", ""]
-        for sub_name, sub in action.choices.items():
-            helps = {c.dest: c.help for c in action._choices_actions}
+        helps = {c.dest: c.help for c in action._choices_actions}
+        for sub_name in action.choices:
             anchor = re.sub(r"[^a-z0-9]+", "-", f"{name} {sub_name}".lower()).strip("-")
             lines.append(f"- [`{name} {sub_name}`](#{anchor}): {_escape(helps.get(sub_name) or '')}".rstrip(": "))
         lines.append("")
