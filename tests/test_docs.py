@@ -216,7 +216,12 @@ def shlex_quote(text: str) -> str:
 
 
 def _masked(text: str) -> str:
-    return SECONDS.sub("N s", re.sub(r"\(cached \d+,", "(cached N,", text))
+    """Seconds, cache hits and token counts masked: the pages show a live run, the suite replays it,
+    and a replay counts identical requests in flight together once where a live run pays for each
+    (the known bug kept as a strict xfail in tests/test_kit_tasks.py), so tokens may differ by a few."""
+    text = re.sub(r"\(cached \d+,", "(cached N,", text)
+    text = re.sub(r"tokens \d+ \(prompt \d+, completion \d+\)", "tokens N (prompt N, completion N)", text)
+    return SECONDS.sub("N s", text)
 
 
 def _page_dir(tmp_path_factory: pytest.TempPathFactory, page: str) -> Path:

@@ -59,8 +59,12 @@ def test_the_pictures_regenerate_with_the_documented_command(tmp_path: Path) -> 
     made = (tmp_path / "calibration.png").read_bytes()
     shipped = (ROOT / "docs" / "assets" / "calibration.png").read_bytes()
     assert made[:8] == shipped[:8] == b"\x89PNG\r\n\x1a\n"
-    for page in ("README.md", "docs/index.md"):
+    for page in ("docs/index.md", "docs/audit.md"):
         assert "calibration.png" in (ROOT / page).read_text(encoding="utf-8")
+    # The tree is text: the regenerated picture is the shipped one, byte for byte.
+    assert (tmp_path / "search-tree.svg").read_text() == (ROOT / "docs" / "assets" / "search-tree.svg").read_text()
+    for page in ("README.md", "docs/index.md", "docs/viewer.md"):
+        assert "search-tree.svg" in (ROOT / page).read_text(encoding="utf-8")
 
 
 def test_the_readme_is_short_and_its_test_command_is_the_one_ci_runs() -> None:
@@ -72,3 +76,11 @@ def test_the_readme_is_short_and_its_test_command_is_the_one_ci_runs() -> None:
           if ln.strip() and not ln.lstrip().startswith("#")]
     assert ci[-2].endswith("-m pip install --quiet --disable-pip-version-check -e '.[test]'"), ci[-2]
     assert ci[-1] == '"$work/venv/bin/python" -m pytest', ci[-1]
+
+
+def test_every_link_of_the_readme_reaches_a_file() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    assert len(links) > 15
+    for link in links:
+        assert (ROOT / link).is_file(), link

@@ -46,8 +46,9 @@ def test_the_answers_path_is_three_green_steps_and_false_prunes_are_magenta(draw
     ys = sorted(float(ln.get("y2", 0)) for ln in green)
     assert len(set(ys)) == 3  # one step per level, root to answer
     magenta = [c for c in drawn.iter(f"{SVG}circle") if c.get("data-node") and c.get("fill") == "#d81b60"]
-    title = next(drawn.iter(f"{SVG}text")).text or ""
-    assert f"false prunes {len(magenta)}" in title and magenta
+    legend = [t.text for t in drawn.iter(f"{SVG}text")]
+    assert f"false prune {len(magenta)}" in legend and magenta
+    assert "answer" in (legend[0] or "") and "[verified]" in (legend[0] or "")
     assert all(c.get("data-fate") in ("beam", "pruned") for c in magenta)
 
 

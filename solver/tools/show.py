@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, plugins: dict[str, Any]) -> int:
         if out.resolve() == Path(args.trace).resolve():
             raise ValueError("the output would overwrite the trace; give -o FILE.svg")
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(render_svg(trees[0], summary_line(trees[0]).splitlines()[0]), encoding="utf-8")
+        out.write_text(render_svg(trees[0]), encoding="utf-8")
         print(f"wrote {out} ({len(trees[0].nodes)} nodes)")
         return 0
     out = Path(args.output) if args.output else Path(args.trace).with_suffix(".html")

@@ -55,6 +55,14 @@ def _layout(tree: SearchTree) -> dict[str, tuple[float, float]]:
     return pos
 
 
+def _title(tree: SearchTree) -> str:
+    """What ran and how it ended; no seconds, so a replayed run draws the same picture."""
+    i = tree.info
+    return (f"{i.get('task', '?')} {str(i.get('puzzle', '?'))!r}  {i.get('method', '?')} "
+            f"{i.get('generator', '?')}/{i.get('evaluator', '?')}  model {i.get('model') or 'none'}  "
+            f"{len(tree.nodes)} nodes  {tree.outcome()}")
+
+
 def render_svg(tree: SearchTree, title: str = "") -> str:
     """One SVG document of ``tree``: a dot per node, an edge per parent link, a legend of the fates
     present with their counts."""
@@ -71,7 +79,7 @@ def render_svg(tree: SearchTree, title: str = "") -> str:
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
            f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif" font-size="11">',
            '<rect width="100%" height="100%" fill="white"/>',
-           f'<text x="{margin}" y="{margin}" font-size="13">{escape(title or tree.outcome())}</text>']
+           f'<text x="{margin}" y="{margin}" font-size="13">{escape(title or _title(tree))}</text>']
     for key, nd in tree.nodes.items():  # edges first, under the dots
         if nd.parent in pos:
             (x1, y1), (x2, y2) = pos[nd.parent], pos[key]
