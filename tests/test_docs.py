@@ -249,3 +249,26 @@ def test_shell_examples_run_as_written(block: Block, tmp_path_factory: pytest.Te
     assert run.returncode == 0, f"{where}\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
     if block.prints is not None:
         assert _masked(run.stdout) == _masked(block.prints), where
+
+
+# ---- every Python example: run here, or by the test module named for its page ----------------------
+
+PYTHON_RUN_BY = {"docs/api.md": "tests/test_docs.py", "docs/sessions.md": "tests/test_docs.py",
+                 "docs/testing.md": "tests/test_docs_testing.py",
+                 "docs/task-protocol.md": "tests/test_task_protocol.py",  # its ```py excerpts: test_examples.py
+                 "docs/false-prune-audit.md": "tests/test_audit_api.py"}
+
+
+def test_every_python_example_is_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page's ```python blocks are run by the test module named for it (which must name the
+    page), or else here, in order, each printing the ```text block that follows it."""
+    monkeypatch.chdir(tmp_path)
+    pages = sorted({b.page for b in ALL_BLOCKS if b.lang in ("python", "py") and b.mark is None})
+    assert set(PYTHON_RUN_BY) <= set(pages), "a page named here lost its Python examples"
+    for page in pages:
+        module = PYTHON_RUN_BY.get(page)
+        if module is not None:
+            assert Path(page).name in (ROOT / module).read_text(encoding="utf-8"), (page, module)
+            continue
+        for printed, expected in run_page(str(Path(page).relative_to("docs"))):
+            assert printed == expected, page
