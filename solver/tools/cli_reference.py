@@ -56,9 +56,10 @@ def _one(name: str, parser: argparse.ArgumentParser) -> list[str]:
         for action in shown:
             help_text = formatter._expand_help(action) if action.help else ""
             default = action.default
-            extra = "" if (default in (None, False, [], argparse.SUPPRESS) or "default" in help_text) \
-                else f" (default: `{default}`)"
-            lines.append(f"- `{_flag(action)}`: {_escape(help_text)}{extra}".rstrip(": "))
+            unset = default is None or default is False or default == [] or default is argparse.SUPPRESS
+            extra = "" if unset or "default" in help_text else f"(default: `{default}`)"
+            said = " ".join(part for part in (_escape(help_text), extra) if part)
+            lines.append(f"- `{_flag(action)}`" + (f": {said}" if said else ""))
         lines.append("")
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     for action in subs:
