@@ -84,3 +84,12 @@ def test_every_link_of_the_readme_reaches_a_file() -> None:
     assert len(links) > 15
     for link in links:
         assert (ROOT / link).is_file(), link
+
+
+def test_the_readme_shows_the_output_the_getting_started_page_checks() -> None:
+    # tests/test_docs.py compares the getting-started page's block with what the command prints.
+    def first_output(page: str) -> str:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        return re.findall(r"```text\n(answer: .*?)```", text, re.S)[0]
+
+    assert first_output("README.md") == first_output("docs/getting-started.md") == first_output("docs/index.md")
