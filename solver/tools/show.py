@@ -37,6 +37,8 @@ def add_parser(subparsers: Any, plugins: dict[str, Any]) -> None:
     p.add_argument("--oracle", action="store_true",
                    help="compute ground truth with the task's exact oracle (as tot audit does) to mark false prunes")
     p.add_argument("--max-nodes", type=int, default=None, help="--text: stop after this many nodes per run")
+    p.add_argument("--svg", action="store_true",
+                   help="write one run's tree as a static SVG picture instead (default: TRACE with suffix .svg)")
 
 
 def load_trees(trace: str, run: int | None = None, truth: str | None = None,
@@ -70,6 +72,18 @@ def run(args: argparse.Namespace, plugins: dict[str, Any]) -> int:
             if i:
                 sys.stdout.write("\n")
             sys.stdout.write(render_text(tree, args.max_nodes))
+        return 0
+    if args.svg:
+        if len(trees) > 1:
+            raise ValueError(f"--svg draws one run and {args.trace} holds {len(trees)}: choose one with --run N")
+        from solver.tools.tree_svg import render_svg
+
+        out = Path(args.output) if args.output else Path(args.trace).with_suffix(".svg")
+        if out.resolve() == Path(args.trace).resolve():
+            raise ValueError("the output would overwrite the trace; give -o FILE.svg")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render_svg(trees[0]), encoding="utf-8")
+        print(f"wrote {out} ({len(trees[0].nodes)} nodes)")
         return 0
     out = Path(args.output) if args.output else Path(args.trace).with_suffix(".html")
     if out.resolve() == Path(args.trace).resolve():
