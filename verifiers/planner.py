@@ -46,6 +46,7 @@ class PlanSearch:
     mode: Mode
     planner: str = "pyperplan"
     detail: str = ""
+    peak_kb: int | None = None  # the planner process's peak memory (Fast Downward); None in-process
 
     @property
     def optimal(self) -> bool:
@@ -108,9 +109,9 @@ def plan(problem: Problem, state: State | None = None, time_limit: float = 10.0,
     raw = BACKENDS[name][0](problem, cur, time_limit, mode)
     seconds = time.monotonic() - start
     if raw.status != "solved" or raw.plan is None:
-        return PlanSearch(raw.status, None, raw.expanded, seconds, mode, name, raw.detail)
+        return PlanSearch(raw.status, None, raw.expanded, seconds, mode, name, raw.detail, raw.peak_kb)
     check = simulate(problem, list(raw.plan), cur)
     if not check.valid:  # a backend's bug or a translation gap: reported, never passed on as a plan
         return PlanSearch("unknown", None, raw.expanded, seconds, mode, name,
-                          f"{name}'s plan failed validation: {check.reason}")
-    return PlanSearch("solved", raw.plan, raw.expanded, seconds, mode, name)
+                          f"{name}'s plan failed validation: {check.reason}", raw.peak_kb)
+    return PlanSearch("solved", raw.plan, raw.expanded, seconds, mode, name, "", raw.peak_kb)

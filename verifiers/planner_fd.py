@@ -62,6 +62,36 @@ def _tail(path: Path) -> str:
         return ""
 
 
+def _group_peak_kb(pgid: int) -> int | None:
+    """The largest peak resident memory (VmHWM) among the live processes of a process group, read
+    from /proc just before they are killed (Linux; None where /proc says nothing)."""
+    peak = None
+    try:
+        pids = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return None
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read(4096).rsplit(b")", 1)[1].split()
+            if int(fields[2]) != pgid:  # after the name: state, ppid, pgrp
+                continue
+            with open(f"/proc/{pid}/status", "rb") as fh:
+                for line in fh.read(16384).splitlines():
+                    if line.startswith(b"VmHWM:"):
+                        kb = int(line.split()[1])
+                        peak = kb if peak is None else max(peak, kb)
+        except (OSError, IndexError, ValueError):
+            continue
+    return peak
+
+
+def _log_peak_kb(text: str) -> int | None:
+    """The translator's and the search's peak memory, as Fast Downward logs them."""
+    found = [int(k) for k in re.findall(r"[Pp]eak memory: (\d+) KB", text)]
+    return max(found) if found else None
+
+
 def search(problem: Problem, state: State, time_limit: float, mode: Mode) -> Raw:
     """Run Fast Downward on the problem from ``state`` within ``time_limit`` wall-clock seconds."""
     script = driver()
@@ -83,12 +113,14 @@ def search(problem: Problem, state: State, time_limit: float, mode: Mode) -> Raw
             try:
                 code = proc.wait(timeout=max(0.0, time_limit - (time.monotonic() - start)))
             except subprocess.TimeoutExpired:
+                peak = _group_peak_kb(proc.pid)
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                return Raw("unknown", None, 0, "the time limit ran out")
+                return Raw("unknown", None, 0, "the time limit ran out", peak)
         text = _tail(log)
         m = re.findall(r"Expanded (\d+) state\(s\)", text)
         expanded = int(m[-1]) if m else 0
+        peak = _log_peak_kb(text)
         if code in _SOLVED and plan_file.is_file():
             if plan_file.stat().st_size > MAX_PLAN_FILE:
                 return Raw("unknown", None, expanded, "Fast Downward's plan file is too large to read")
@@ -96,10 +128,10 @@ def search(problem: Problem, state: State, time_limit: float, mode: Mode) -> Raw
                 steps = parse_plan(plan_file.read_text(encoding="utf-8"))
             except ValueError as e:
                 return Raw("unknown", None, expanded, f"Fast Downward's plan does not parse: {e}")
-            return Raw("solved", tuple(steps), expanded)
+            return Raw("solved", tuple(steps), expanded, "", peak)
         if code in _UNSOLVABLE:
-            return Raw("unsolvable", None, expanded, "Fast Downward proved there is no plan")
+            return Raw("unsolvable", None, expanded, "Fast Downward proved there is no plan", peak)
         if code in _UNKNOWN:
-            return Raw("unknown", None, expanded, f"Fast Downward stopped without a proof (exit code {code})")
+            return Raw("unknown", None, expanded, f"Fast Downward stopped without a proof (exit code {code})", peak)
         last = [ln for ln in text.splitlines() if ln.strip()][-1:] or ["no output"]
         raise RuntimeError(f"Fast Downward failed (exit code {code}): {last[0][:200]}")

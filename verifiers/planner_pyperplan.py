@@ -140,6 +140,7 @@ class Raw:
     plan: tuple[GroundAction, ...] | None
     expanded: int
     detail: str = ""
+    peak_kb: int | None = None  # a child process's peak memory, where the backend runs one
 
 
 def _txt(atoms: frozenset[Atom]) -> frozenset[str]:
