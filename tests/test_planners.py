@@ -15,6 +15,7 @@ from solver.task import Thought
 from solver.tools.cli import main
 from tasks.planning import parts
 from tasks.planning.blocksworld import DOMAIN, problem
+from tasks.planning.cli import PLUGIN
 from tasks.planning.files import LLMP_DOMAINS, domain_file, join_puzzle, llmp_dir, read_text
 from tasks.planning.parts import PlannerJudge
 from tasks.planning.task import Planning
@@ -197,3 +198,13 @@ def test_the_first_problem_of_every_llmp_domain_is_planned(name: str, domain: st
     p = parse_problem(read_text(domain_file(folder), "domain"), read_text(folder / "p01.pddl", "problem"))
     found = plan(p, time_limit=60 if name == "fast-downward" else 5, mode="satisficing", planner=name)
     assert found.status in (("solved",) if name == "fast-downward" else ("solved", "unknown")), found.summary()
+
+
+def test_the_oracle_runs_in_process_unless_a_planner_is_named_and_the_trace_says_which() -> None:
+    from tasks.planning.parts import PlanningOptions
+
+    assert Planning().planner == "pyperplan"
+    for name in INSTALLED:
+        opts = [p for p in Planning(planner=name).parts if isinstance(p, PlanningOptions)][0].options()
+        assert opts["oracle_planner"] == name
+        assert PLUGIN.task_from_options(opts).planner == name

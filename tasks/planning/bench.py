@@ -122,7 +122,8 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
                        reason=out.report.reason if out.report else out.error)
         else:
             puzzle = join_puzzle(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "p"))
-            task = Planning(max_depth=args.max_steps, oracle_seconds=args.oracle_seconds, planner=args.planner)
+            task = Planning(max_depth=args.max_steps, oracle_seconds=args.oracle_seconds,
+                            planner=getattr(args, "oracle_planner", None))
             o = dataclasses.replace(settings.search, method="tot-bfs")
             if method == "tot-bfs-oracle":
                 o = dataclasses.replace(o, generator="enumerate", evaluator="oracle", breadth=1)
@@ -186,9 +187,11 @@ async def run_bench(args: argparse.Namespace, settings: Settings, claim_out: Cal
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown planning method {m!r}; choose from {', '.join(METHODS)}")
-    args.planner = resolve(getattr(args, "planner", None))
+    asked = getattr(args, "planner", None)
+    args.planner = resolve(asked)  # llmp's planner and the optimal lengths'; recorded in config.json
+    args.oracle_planner = asked  # the oracle's: the in-process default unless one was named
     todo = problems(args)
-    print(planner_line(args.planner if args.planner != "pyperplan" else None), flush=True)
+    print(planner_line(asked), flush=True)
     out = Path(args.out)
     claim_out(out)  # merge and report need the configuration; mixing configurations is refused
     results = out / "results.jsonl"

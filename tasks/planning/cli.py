@@ -100,9 +100,11 @@ class PlanningPlugin:
         return [(Path(args.problem).stem, self._puzzle(args))]
 
     def make_task(self, args: argparse.Namespace) -> Planning:
-        planner = resolve(getattr(args, "planner", None))  # recorded in the trace's options
+        planner = getattr(args, "planner", None)
+        if planner is not None:
+            resolve(planner)  # an unknown or missing one is a one-line error before the search
         return Planning(max_depth=getattr(args, "max_steps", 40), oracle_seconds=getattr(args, "oracle_seconds", 10.0),
-                        planner=planner)
+                        planner=planner)  # its oracle's backend is recorded in the trace's options
 
     def task_from_options(self, options: dict[str, object]) -> Planning:
         """The task a trace's run header describes (``tot verify --trace``, ``tot audit``)."""
@@ -120,7 +122,7 @@ class PlanningPlugin:
         if mode not in ("optimal", "satisficing"):
             raise ValueError(f"bad planning oracle_mode {mode!r} in the trace")
         return Planning(max_depth=depth, oracle_seconds=float(seconds), oracle_mode=mode,  # type: ignore[arg-type]
-                        planner=resolve(planner))
+                        planner=planner)
 
     def report(self, task: Planning, puzzle: str, res: Any) -> tuple[dict[str, Any], str]:
         if not res.answer:
