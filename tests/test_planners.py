@@ -208,3 +208,12 @@ def test_the_oracle_runs_in_process_unless_a_planner_is_named_and_the_trace_says
         opts = [p for p in Planning(planner=name).parts if isinstance(p, PlanningOptions)][0].options()
         assert opts["oracle_planner"] == name
         assert PLUGIN.task_from_options(opts).planner == name
+
+
+def test_without_fast_downward_the_fallback_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(BACKENDS, "fast-downward", (BACKENDS["fast-downward"][0], lambda: False))
+    assert available() == ["pyperplan"]
+    line = planner_mod.planner_line(None)
+    assert line.startswith("planner: pyperplan") and "not installed" in line
+    with pytest.raises(ValueError, match="not installed.*available: pyperplan"):
+        planner_mod.resolve("fast-downward")

@@ -114,7 +114,10 @@ def search(problem: Problem, state: State, time_limit: float, mode: Mode) -> Raw
                 code = proc.wait(timeout=max(0.0, time_limit - (time.monotonic() - start)))
             except subprocess.TimeoutExpired:
                 peak = _group_peak_kb(proc.pid)
-                os.killpg(proc.pid, signal.SIGKILL)
+                if hasattr(os, "killpg"):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:  # no process groups (Windows): the driver only
+                    proc.kill()
                 proc.wait()
                 return Raw("unknown", None, 0, "the time limit ran out", peak)
         text = _tail(log)

@@ -83,7 +83,8 @@ class PlanningPlugin:
                                  "Downward) or GBFS with FF (pyperplan)")
         parser.add_argument("--planner", default=None, metavar="NAME",
                             help=f"planner backend ({', '.join(BACKENDS)}; default: fast-downward when "
-                                 f"installed, else pyperplan)")
+                                 f"installed, else pyperplan; the exact oracle runs pyperplan in process "
+                                 f"unless one is named)")
         parser.add_argument("--oracle-seconds", type=float, default=10.0, help="oracle evaluator: planner limit")
         parser.add_argument("--max-steps", type=int, default=40, help="longest plan the search builds")
 
