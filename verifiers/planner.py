@@ -16,12 +16,12 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Literal
 
-from verifiers import planner_fd, planner_pyperplan
+from verifiers import planner_fd, planner_mimir, planner_pyperplan
 from verifiers.pddl_model import Problem
 from verifiers.planner_pyperplan import MAX_GROUND_ACTIONS, Grounded, Mode, Raw, applicable_actions, ground
 from verifiers.planning import GroundAction, State, simulate
 
-__all__ = ["BACKENDS", "Grounded", "MAX_GROUND_ACTIONS", "Mode", "ORACLE_DEFAULT", "PlanSearch", "applicable_actions",
+__all__ = ["BACKENDS", "Grounded", "MAX_GROUND_ACTIONS", "Mode", "oracle_default", "PlanSearch", "applicable_actions",
            "available", "default_planner", "ground", "plan", "planner_line", "resolve"]
 
 Backend = Callable[[Problem, State, float, Mode], Raw]
@@ -29,13 +29,20 @@ Backend = Callable[[Problem, State, float, Mode], Raw]
 BACKENDS: dict[str, tuple[Backend, Callable[[], bool]]] = {
     "fast-downward": (planner_fd.search, lambda: planner_fd.driver() is not None),
     "pyperplan": (planner_pyperplan.search, lambda: True),
+    "pymimir": (planner_mimir.search, planner_mimir.installed),  # optional, named with --planner
 }
 PREFERRED = ("fast-downward", "pyperplan")
-# The exact oracle asks about thousands of neighbouring states of one problem: in process, with
-# the grounding and heuristics built once per problem, pyperplan answered 8.9 calls/s on LLM+P
-# Blocksworld p01-p19 against Fast Downward's 6.6 (a process and a translation per call;
-# benchmarks/oracle_speed.py, docs/planners.md), so it is the oracle's default unless one is named.
+# The exact oracle asks about thousands of neighbouring states of one problem. On LLM+P Blocksworld
+# p01-p19 (benchmarks/oracle_speed.py, docs/planners.md) it answered 314 calls/s with pymimir, 8.9
+# with pyperplan (in process, grounding and heuristics kept per problem) and 6.6 with Fast Downward
+# (a process and a translation per call). pyperplan stays the default: its answers are the same
+# from run to run, while pymimir's satisficing plans (the evaluator's distances) varied between
+# identical calls; --planner pymimir chooses the fast one.
 ORACLE_DEFAULT = "pyperplan"
+
+
+def oracle_default() -> str:
+    return ORACLE_DEFAULT
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +82,8 @@ class PlanSearch:
 
 def available() -> list[str]:
     """The installed backends, in order of preference."""
-    return [n for n in PREFERRED if BACKENDS[n][1]()]
+    order = [*PREFERRED, *(n for n in BACKENDS if n not in PREFERRED)]
+    return [n for n in order if BACKENDS[n][1]()]
 
 
 def default_planner() -> str:

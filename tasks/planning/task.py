@@ -18,7 +18,7 @@ from tasks.planning.parts import (
     ReplayPlan,
 )
 from tasks.planning.state import OracleUnknown, PlanState, read_problem, step
-from verifiers.planner import ORACLE_DEFAULT, Mode, resolve
+from verifiers.planner import Mode, oracle_default, resolve
 from verifiers.planning import report_plan
 from verifiers.report import AnswerReport
 from verifiers.verdict import Verdict
@@ -34,7 +34,7 @@ class Planning:
         self.max_depth = max_depth
         self.oracle_seconds = oracle_seconds
         self.oracle_mode: Mode = oracle_mode
-        self.planner = resolve(planner) if planner is not None else ORACLE_DEFAULT
+        self.planner = resolve(planner) if planner is not None else oracle_default()
         self.parts = (ApplicableActions(), PlanPrompts(), PlannerJudge(oracle_seconds, oracle_mode, self.planner),
                       ReplayPlan(), PlanningOptions(max_depth, oracle_seconds, oracle_mode, self.planner),
                       PlanningGrammar())
