@@ -5,9 +5,10 @@ planner's plan is never trusted unvalidated); a search that ran out of time answ
 never a guess.
 
 Backends: ``fast-downward`` (compiled, from the optional ``planners`` extra; the default when
-installed) and ``pyperplan`` (pure Python, always installed). ``optimal`` is True exactly when an
-optimal search (A* with the admissible LM-cut heuristic, unit action costs) finished with the
-plan, so its length is the fewest actions that reach the goal.
+installed), ``pyperplan`` (pure Python, always installed; the exact oracle's default) and
+``pymimir`` (compiled, in process, optional ``mimir`` extra; used when named). ``optimal`` is True
+exactly when an optimal search (A* with an admissible heuristic: LM-cut, or h-max in pymimir; unit
+action costs) finished with the plan, so its length is the fewest actions that reach the goal.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from verifiers.pddl_model import Problem
 from verifiers.planner_pyperplan import MAX_GROUND_ACTIONS, Grounded, Mode, Raw, applicable_actions, ground
 from verifiers.planning import GroundAction, State, simulate
 
-__all__ = ["BACKENDS", "Grounded", "MAX_GROUND_ACTIONS", "Mode", "oracle_default", "PlanSearch", "applicable_actions",
-           "available", "default_planner", "ground", "plan", "planner_line", "resolve"]
+__all__ = ["BACKENDS", "Grounded", "MAX_GROUND_ACTIONS", "Mode", "ORACLE_DEFAULT", "PlanSearch", "applicable_actions",
+           "available", "default_planner", "ground", "oracle_default", "plan", "planner_line", "resolve"]
 
 Backend = Callable[[Problem, State, float, Mode], Raw]
 # name -> (search function, whether it is installed)
@@ -71,7 +72,8 @@ class PlanSearch:
 
     def summary(self) -> str:
         """One line: status, backend, search, plan length (and whether it is proved optimal), time."""
-        what = {"optimal": "A* with LM-cut", "satisficing": "satisficing search"}[self.mode]
+        what = ("satisficing search" if self.mode == "satisficing"
+                else "A* with h-max" if self.planner == "pymimir" else "A* with LM-cut")
         head = f"{self.status} ({self.planner}, {what}, {self.seconds:.1f} s, {self.expanded} expanded)"
         if self.plan is not None:
             head += f": {len(self.plan)} steps, " + ("proved optimal" if self.optimal else "optimality not proved")
