@@ -74,7 +74,9 @@ class PlanSearch:
         """One line: status, backend, search, plan length (and whether it is proved optimal), time."""
         what = ("satisficing search" if self.mode == "satisficing"
                 else "A* with h-max" if self.planner == "pymimir" else "A* with LM-cut")
-        head = f"{self.status} ({self.planner}, {what}, {self.seconds:.1f} s, {self.expanded} expanded)"
+        # a backend that does not report expanded states (pymimir; Fast Downward killed at its limit) says 0
+        count = f", {self.expanded} expanded" if self.expanded else ""
+        head = f"{self.status} ({self.planner}, {what}, {self.seconds:.1f} s{count})"
         if self.plan is not None:
             head += f": {len(self.plan)} steps, " + ("proved optimal" if self.optimal else "optimality not proved")
         elif self.detail:
