@@ -1,186 +1,134 @@
-"""The planner behind the exact oracle: grounds a problem and searches it with pyperplan under a
-time budget. A search that runs out of time answers "unknown", never a guess.
+"""The one planner interface: the oracle, ``--method planner``, ``--method llmp`` and the planning
+bench call ``plan`` and nothing else. A backend searches under a time budget; its plan is taken
+only after the project's own simulator has replayed it from the start state to the goal (a
+planner's plan is never trusted unvalidated); a search that ran out of time answers "unknown",
+never a guess.
 
-Optimal mode is A* with the LM-cut heuristic (admissible, so the plan has the fewest actions; action
-costs are ignored). Satisficing mode is greedy best-first search with the FF heuristic. Negative
-preconditions are checked on every expansion; the heuristics ignore them, which keeps LM-cut
-admissible (it estimates a relaxation of the problem).
+Backends: ``fast-downward`` (compiled, from the optional ``planners`` extra; the default when
+installed), ``pyperplan`` (pure Python, always installed; the exact oracle's default) and
+``pymimir`` (compiled, in process, optional ``mimir`` extra; used when named). ``optimal`` is True
+exactly when an optimal search (A* with an admissible heuristic: LM-cut, or h-max in pymimir; unit
+action costs) finished with the plan, so its length is the fewest actions that reach the goal.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Iterator, Literal
+from typing import Callable, Literal
 
-from pyperplan.heuristics.lm_cut import LmCutHeuristic
-from pyperplan.heuristics.relaxation import hFFHeuristic
-from pyperplan.search.a_star import astar_search, greedy_best_first_search
-from pyperplan.task import Operator, Task
+from verifiers import planner_fd, planner_mimir, planner_pyperplan
+from verifiers.pddl_model import Problem
+from verifiers.planner_pyperplan import MAX_GROUND_ACTIONS, Grounded, Mode, Raw, applicable_actions, ground
+from verifiers.planning import GroundAction, State, simulate
 
-from verifiers.pddl_model import Atom, Problem, Schema, atom_text
-from verifiers.planning import GroundAction, State
+__all__ = ["BACKENDS", "Grounded", "MAX_GROUND_ACTIONS", "Mode", "ORACLE_DEFAULT", "PlanSearch", "applicable_actions",
+           "available", "default_planner", "ground", "oracle_default", "plan", "planner_line", "resolve"]
 
-__all__ = ["Grounded", "MAX_GROUND_ACTIONS", "Mode", "PlanSearch", "applicable_actions", "ground", "plan"]
-
-Mode = Literal["optimal", "satisficing"]
-MAX_GROUND_ACTIONS = 200_000
-
-
-class _OutOfTime(Exception):
-    pass
-
-
-class _Operator(Operator):  # type: ignore[misc]
-    """A pyperplan operator that also has negative (fluent) preconditions."""
-
-    def __init__(self, name: str, pre: frozenset[str], neg: frozenset[str],
-                 add: frozenset[str], delete: frozenset[str], action: GroundAction) -> None:
-        super().__init__(name, pre, add, delete)
-        self.neg = neg
-        self.action = action
-
-    def applicable(self, state: frozenset[str]) -> bool:
-        return self.preconditions <= state and not (self.neg & state)
+Backend = Callable[[Problem, State, float, Mode], Raw]
+# name -> (search function, whether it is installed)
+BACKENDS: dict[str, tuple[Backend, Callable[[], bool]]] = {
+    "fast-downward": (planner_fd.search, lambda: planner_fd.driver() is not None),
+    "pyperplan": (planner_pyperplan.search, lambda: True),
+    "pymimir": (planner_mimir.search, planner_mimir.installed),  # optional, named with --planner
+}
+PREFERRED = ("fast-downward", "pyperplan")
+# The exact oracle asks about thousands of neighbouring states of one problem. On LLM+P Blocksworld
+# p01-p19 (benchmarks/oracle_speed.py, docs/planners.md) it answered 314 calls/s with pymimir, 8.9
+# with pyperplan (in process, grounding and heuristics kept per problem) and 6.6 with Fast Downward
+# (a process and a translation per call). pyperplan stays the default: its answers are the same
+# from run to run, while pymimir's satisficing plans (the evaluator's distances) varied between
+# identical calls; --planner pymimir chooses the fast one.
+ORACLE_DEFAULT = "pyperplan"
 
 
-class _BudgetTask(Task):  # type: ignore[misc]
-    """A pyperplan task that stops the search when its deadline passes, and knows negative goals."""
-
-    def __init__(self, facts: set[str], init: frozenset[str], goals: frozenset[str],
-                 neg_goals: frozenset[str], ops: list[_Operator], deadline: float) -> None:
-        super().__init__("task", facts, init, goals, ops)
-        self.neg_goals = neg_goals
-        self.deadline = deadline
-        self.expanded = 0
-
-    def goal_reached(self, state: frozenset[str]) -> bool:
-        return self.goals <= state and not (self.neg_goals & state)
-
-    def get_successor_states(self, state: frozenset[str]) -> list[tuple[Operator, frozenset[str]]]:
-        self.expanded += 1
-        if time.monotonic() > self.deadline:
-            raise _OutOfTime
-        return [(op, op.apply(state)) for op in self.operators if op.applicable(state)]
-
-
-@dataclass(frozen=True, slots=True)
-class Grounded:
-    """Every ground action whose static preconditions hold, with its fluent parts."""
-
-    fluents: frozenset[str]  # predicates some action changes
-    actions: tuple[tuple[GroundAction, frozenset[Atom], frozenset[Atom], frozenset[Atom], frozenset[Atom]], ...]
-
-
-def _fluent_predicates(problem: Problem) -> frozenset[str]:
-    return frozenset(a[0] for s in problem.schemas for a in (*s.add, *s.delete))
-
-
-def _bindings(problem: Problem, schema: Schema, fluents: frozenset[str]) -> Iterator[dict[str, str]]:
-    """Parameter bindings whose static literals (and equalities) hold, found by backtracking."""
-    candidates = [[o for o, t in problem.objects if problem.is_a(t, typ)] for _, typ in schema.params]
-    statics = [lit for lit in schema.pre if lit[1][0] not in fluents]
-    order = [v for v, _ in schema.params]
-    # Check each static literal as soon as its last parameter is bound.
-    due: dict[int, list[tuple[bool, Atom]]] = {}
-    for lit in statics:
-        idx = max((order.index(a) for a in lit[1][1:] if a in order), default=-1)
-        due.setdefault(idx, []).append(lit)
-
-    def ok(lit: tuple[bool, Atom], env: dict[str, str]) -> bool:
-        pos, atom = lit
-        ground = (atom[0], *(env.get(a, a) for a in atom[1:]))
-        if ground[0] == "=":
-            return (ground[1] == ground[2]) == pos
-        return (ground in problem.init) == pos
-
-    if not all(ok(lit, {}) for lit in due.get(-1, [])):
-        return
-
-    def rec(i: int, env: dict[str, str]) -> Iterator[dict[str, str]]:
-        if i == len(order):
-            yield dict(env)
-            return
-        for obj in candidates[i]:
-            env[order[i]] = obj
-            if all(ok(lit, env) for lit in due.get(i, [])):
-                yield from rec(i + 1, env)
-            del env[order[i]]
-
-    yield from rec(0, {})
-
-
-@lru_cache(maxsize=16)
-def ground(problem: Problem) -> Grounded:
-    """Ground every action schema over the problem's objects (a pure function of the problem)."""
-    fluents = _fluent_predicates(problem)
-    out = []
-    for schema in problem.schemas:
-        for env in _bindings(problem, schema, fluents):
-
-            def b(atom: Atom, env: dict[str, str] = env) -> Atom:
-                return (atom[0], *(env.get(a, a) for a in atom[1:]))
-
-            pre = frozenset(b(a) for pos, a in schema.pre if pos and a[0] in fluents)
-            neg = frozenset(b(a) for pos, a in schema.pre if not pos and a[0] in fluents)
-            args = tuple(env[v] for v, _ in schema.params)
-            out.append((GroundAction(schema.name, args), pre, neg,
-                        frozenset(b(a) for a in schema.add), frozenset(b(a) for a in schema.delete)))
-            if len(out) > MAX_GROUND_ACTIONS:
-                raise ValueError(f"the problem has more than {MAX_GROUND_ACTIONS} ground actions: too large to plan")
-    return Grounded(fluents, tuple(out))
+def oracle_default() -> str:
+    return ORACLE_DEFAULT
 
 
 @dataclass(frozen=True, slots=True)
 class PlanSearch:
-    """A planner's answer: status "solved" (with a plan), "unsolvable" (proved), or "unknown"
-    (the time budget ran out before either was found)."""
+    """A planner's answer: status "solved" (with a plan the simulator validated), "unsolvable"
+    (proved), or "unknown" (the budget ran out, or the backend gave no proof or a plan that failed
+    validation: ``detail`` says which)."""
 
     status: Literal["solved", "unsolvable", "unknown"]
     plan: tuple[GroundAction, ...] | None
     expanded: int
     seconds: float
     mode: Mode
+    planner: str = "pyperplan"
+    detail: str = ""
+    peak_kb: int | None = None  # the planner process's peak memory (Fast Downward); None in-process
+
+    @property
+    def optimal(self) -> bool:
+        """An optimal search finished with this plan: no plan has fewer actions."""
+        return self.status == "solved" and self.mode == "optimal"
+
+    @property
+    def optimal_length(self) -> int | None:
+        return len(self.plan) if self.optimal and self.plan is not None else None
+
+    def summary(self) -> str:
+        """One line: status, backend, search, plan length (and whether it is proved optimal), time."""
+        what = ("satisficing search" if self.mode == "satisficing"
+                else "A* with h-max" if self.planner == "pymimir" else "A* with LM-cut")
+        # a backend that does not report expanded states (pymimir; Fast Downward killed at its limit) says 0
+        count = f", {self.expanded} expanded" if self.expanded else ""
+        head = f"{self.status} ({self.planner}, {what}, {self.seconds:.1f} s{count})"
+        if self.plan is not None:
+            head += f": {len(self.plan)} steps, " + ("proved optimal" if self.optimal else "optimality not proved")
+        elif self.detail:
+            head += f": {self.detail}"
+        return head
 
 
-def _txt(atoms: frozenset[Atom]) -> frozenset[str]:
-    return frozenset(atom_text(a) for a in atoms)
+def available() -> list[str]:
+    """The installed backends, in order of preference."""
+    order = [*PREFERRED, *(n for n in BACKENDS if n not in PREFERRED)]
+    return [n for n in order if BACKENDS[n][1]()]
+
+
+def default_planner() -> str:
+    return available()[0]
+
+
+def resolve(name: str | None) -> str:
+    """The backend to run: ``name``, or the default; ValueError in one line for an unknown or
+    missing one, naming those available."""
+    if name is None or name == "default":
+        return default_planner()
+    if name not in BACKENDS:
+        raise ValueError(f"unknown planner {name!r}; available: {', '.join(available())}")
+    if not BACKENDS[name][1]():
+        raise ValueError(f"planner {name!r} is not installed (pip install 'verified-tot[planners]'); "
+                         f"available: {', '.join(available())}")
+    return name
+
+
+def planner_line(name: str | None) -> str:
+    """What a run says at its start: which planner runs, and why when it is the fallback."""
+    chosen = resolve(name)
+    if chosen == "pyperplan" and name in (None, "default"):
+        return ("planner: pyperplan (pure Python; Fast Downward is not installed: "
+                "pip install 'verified-tot[planners]' for the compiled one)")
+    return f"planner: {chosen}"
 
 
 def plan(problem: Problem, state: State | None = None, time_limit: float = 10.0,
-         mode: Mode = "optimal") -> PlanSearch:
-    """Search for a plan from ``state`` (the initial state by default) within ``time_limit`` seconds."""
+         mode: Mode = "optimal", planner: str | None = None) -> PlanSearch:
+    """Search for a plan from ``state`` (the initial state by default) within ``time_limit``
+    seconds with the named backend (default: the preferred installed one)."""
+    name = resolve(planner)
     start = time.monotonic()
-    g = ground(problem)
     cur = problem.init if state is None else state
-    statics_ok = all((a in cur) == pos for pos, a in problem.goal if a[0] not in g.fluents and a[0] != "=")
-    eq_ok = all((a[1] == a[2]) == pos for pos, a in problem.goal if a[0] == "=")
-    if not (statics_ok and eq_ok):
-        return PlanSearch("unsolvable", None, 0, time.monotonic() - start, mode)
-    ops = [_Operator(ga.text(), _txt(pre), _txt(neg), _txt(add), _txt(dele), ga)
-           for ga, pre, neg, add, dele in g.actions]
-    facts = {atom_text(a) for a in cur if a[0] in g.fluents}
-    for op in ops:
-        facts |= op.preconditions | op.add_effects | op.del_effects | op.neg
-    goals = frozenset(atom_text(a) for pos, a in problem.goal if pos and a[0] in g.fluents)
-    neg_goals = frozenset(atom_text(a) for pos, a in problem.goal if not pos and a[0] in g.fluents)
-    init = frozenset(atom_text(a) for a in cur if a[0] in g.fluents)
-    task = _BudgetTask(facts, init, goals, neg_goals, ops, start + time_limit)
-    try:
-        if mode == "optimal":
-            found = astar_search(task, LmCutHeuristic(task))
-        else:
-            found = greedy_best_first_search(task, hFFHeuristic(task))
-    except _OutOfTime:
-        return PlanSearch("unknown", None, task.expanded, time.monotonic() - start, mode)
+    raw = BACKENDS[name][0](problem, cur, time_limit, mode)
     seconds = time.monotonic() - start
-    if found is None:
-        return PlanSearch("unsolvable", None, task.expanded, seconds, mode)
-    return PlanSearch("solved", tuple(op.action for op in found), task.expanded, seconds, mode)
-
-
-def applicable_actions(problem: Problem, state: State) -> list[GroundAction]:
-    """Every ground action applicable in ``state`` (static preconditions were checked when grounding)."""
-    g = ground(problem)
-    return [ga for ga, pre, neg, _a, _d in g.actions if pre <= state and not (neg & state)]
+    if raw.status != "solved" or raw.plan is None:
+        return PlanSearch(raw.status, None, raw.expanded, seconds, mode, name, raw.detail, raw.peak_kb)
+    check = simulate(problem, list(raw.plan), cur)
+    if not check.valid:  # a backend's bug or a translation gap: reported, never passed on as a plan
+        return PlanSearch("unknown", None, raw.expanded, seconds, mode, name,
+                          f"{name}'s plan failed validation: {check.reason}", raw.peak_kb)
+    return PlanSearch("solved", raw.plan, raw.expanded, seconds, mode, name, "", raw.peak_kb)

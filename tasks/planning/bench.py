@@ -26,7 +26,7 @@ from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_dire
 from tasks.planning.state import read_problem
 from tasks.planning.task import Planning
 from verifiers.pddl_model import parse_problem
-from verifiers.planner import plan
+from verifiers.planner import BACKENDS, plan, planner_line, resolve
 from verifiers.planning import report_plan
 
 METHODS = ("llmp", "llmp-no-example", "direct", "tot-bfs-oracle", "tot-bfs")
@@ -44,6 +44,8 @@ def add_bench_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--oracle-seconds", type=float, default=5.0, help="oracle evaluator: planner limit")
     parser.add_argument("--max-steps", type=int, default=40, help="longest plan a search builds")
     parser.add_argument("--planner-mode", choices=["optimal", "satisficing"], default="optimal")
+    parser.add_argument("--planner", default=None, metavar="NAME",
+                        help=f"planner backend ({', '.join(BACKENDS)}; default: fast-downward when installed)")
 
 
 def problems(args: argparse.Namespace) -> list[tuple[str, Path, int]]:
@@ -70,8 +72,10 @@ def _inputs(folder: Path, i: int, with_example: bool, need_plan: bool) -> Inputs
                   read_text(folder / f"p{i:02d}.pddl", "problem"))
 
 
-def optimal_length(out: Path, folder: Path, i: int, seconds: float) -> int | None:
-    """The optimal planner's plan length, remembered in DIR/optimal.jsonl (None: not within the limit)."""
+def optimal_length(out: Path, folder: Path, i: int, seconds: float, planner: str | None = None) -> int | None:
+    """The optimal planner's plan length, remembered in DIR/optimal.jsonl (None: not within the limit).
+    Only a finished optimal search gives a length, so a remembered one is the optimum whichever
+    backend found it."""
     store = out / "optimal.jsonl"
     key = f"{folder.name}/p{i:02d}"
     if store.is_file():
@@ -83,11 +87,11 @@ def optimal_length(out: Path, folder: Path, i: int, seconds: float) -> int | Non
             if rec.get("key") == key and rec.get("seconds_limit") == seconds:
                 return rec["length"]
     prob = parse_problem(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "problem"))
-    found = plan(prob, time_limit=seconds, mode="optimal")
-    length = len(found.plan) if found.plan is not None else None
+    found = plan(prob, time_limit=seconds, mode="optimal", planner=planner)
+    length = found.optimal_length
     with store.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps({"key": key, "seconds_limit": seconds, "length": length, "status": found.status,
-                             "seconds": round(found.seconds, 2)}) + "\n")
+                             "planner": found.planner, "seconds": round(found.seconds, 2)}) + "\n")
     return length
 
 
@@ -111,14 +115,15 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
             else:
                 out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
                                      planner_mode=args.planner_mode, seed=settings.model.seed, optimal_length=opt,
-                                     usage=usage, grammar=settings.model.grammar)
+                                     usage=usage, grammar=settings.model.grammar, planner=args.planner)
             row.update(solved=out.solved, optimal=out.optimal, plan_length=len(out.plan) if out.plan else None,
                        accepted=out.accepted, grammar=out.grammar if method != "direct" else None,
                        attempts=out.attempts, refusals=len(out.refusals), error=out.error,
                        reason=out.report.reason if out.report else out.error)
         else:
             puzzle = join_puzzle(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "p"))
-            task = Planning(max_depth=args.max_steps, oracle_seconds=args.oracle_seconds)
+            task = Planning(max_depth=args.max_steps, oracle_seconds=args.oracle_seconds,
+                            planner=getattr(args, "oracle_planner", None))
             o = dataclasses.replace(settings.search, method="tot-bfs")
             if method == "tot-bfs-oracle":
                 o = dataclasses.replace(o, generator="enumerate", evaluator="oracle", breadth=1)
@@ -182,7 +187,11 @@ async def run_bench(args: argparse.Namespace, settings: Settings, claim_out: Cal
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown planning method {m!r}; choose from {', '.join(METHODS)}")
+    asked = getattr(args, "planner", None)
+    args.planner = resolve(asked)  # llmp's planner and the optimal lengths'; recorded in config.json
+    args.oracle_planner = asked  # the oracle's: the in-process default unless one was named
     todo = problems(args)
+    print(planner_line(asked), flush=True)
     out = Path(args.out)
     claim_out(out)  # merge and report need the configuration; mixing configurations is refused
     results = out / "results.jsonl"
@@ -197,7 +206,7 @@ async def run_bench(args: argparse.Namespace, settings: Settings, claim_out: Cal
                 done[(r["domain"], r["problem"], r["method"])] = r
     with results.open("a", encoding="utf-8") as fh:
         for _name, folder, i in todo:
-            opt = optimal_length(out, folder, i, args.optimal_seconds)
+            opt = optimal_length(out, folder, i, args.optimal_seconds, args.planner)
             for m in methods:
                 if (folder.name, i, m) in done:
                     continue

@@ -14,7 +14,7 @@ from tasks.planning.files import join_puzzle, read_text
 from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_direct, run_llmp
 from tasks.planning.task import Planning
 from verifiers.pddl_model import parse_problem
-from verifiers.planner import plan
+from verifiers.planner import BACKENDS, plan, planner_line, resolve
 from verifiers.planning import parse_plan, report_plan
 
 # Methods of this task beside the search methods: the model writes the problem (llmp) or the
@@ -79,7 +79,12 @@ class PlanningPlugin:
         parser.add_argument("--repairs", type=int, default=2, help="llmp: repairs after a refused problem")
         parser.add_argument("--planner-seconds", type=float, default=30.0, help="planner time limit")
         parser.add_argument("--planner-mode", choices=["optimal", "satisficing"], default="optimal",
-                            help="optimal: A* with LM-cut (fewest actions); satisficing: GBFS with FF")
+                            help="optimal: A* with LM-cut (fewest actions); satisficing: lama-first (Fast "
+                                 "Downward) or GBFS with FF (pyperplan)")
+        parser.add_argument("--planner", default=None, metavar="NAME",
+                            help=f"planner backend ({', '.join(BACKENDS)}; default: fast-downward when "
+                                 f"installed, else pyperplan; the exact oracle runs pyperplan in process "
+                                 f"unless one is named)")
         parser.add_argument("--oracle-seconds", type=float, default=10.0, help="oracle evaluator: planner limit")
         parser.add_argument("--max-steps", type=int, default=40, help="longest plan the search builds")
 
@@ -96,19 +101,29 @@ class PlanningPlugin:
         return [(Path(args.problem).stem, self._puzzle(args))]
 
     def make_task(self, args: argparse.Namespace) -> Planning:
-        return Planning(max_depth=getattr(args, "max_steps", 40), oracle_seconds=getattr(args, "oracle_seconds", 10.0))
+        planner = getattr(args, "planner", None)
+        if planner is not None:
+            resolve(planner)  # an unknown or missing one is a one-line error before the search
+        return Planning(max_depth=getattr(args, "max_steps", 40), oracle_seconds=getattr(args, "oracle_seconds", 10.0),
+                        planner=planner)  # its oracle's backend is recorded in the trace's options
 
     def task_from_options(self, options: dict[str, object]) -> Planning:
         """The task a trace's run header describes (``tot verify --trace``, ``tot audit``)."""
         depth, seconds = options.get("max_depth", 40), options.get("oracle_seconds", 10.0)
         mode = options.get("oracle_mode", "satisficing")
+        # The backend a trace's run used, when it is installed here; else the default one (both
+        # answer the oracle's question; only their speed differs).
+        planner = options.get("oracle_planner")
+        if not isinstance(planner, str) or planner not in BACKENDS or not BACKENDS[planner][1]():
+            planner = None
         if type(depth) is not int or depth < 1:
             raise ValueError(f"bad planning max_depth {depth!r} in the trace")
         if type(seconds) not in (int, float) or not 0 < float(seconds) <= 3600:  # type: ignore[arg-type]
             raise ValueError(f"bad planning oracle_seconds {seconds!r} in the trace")
         if mode not in ("optimal", "satisficing"):
             raise ValueError(f"bad planning oracle_mode {mode!r} in the trace")
-        return Planning(max_depth=depth, oracle_seconds=float(seconds), oracle_mode=mode)  # type: ignore[arg-type]
+        return Planning(max_depth=depth, oracle_seconds=float(seconds), oracle_mode=mode,  # type: ignore[arg-type]
+                        planner=planner)
 
     def report(self, task: Planning, puzzle: str, res: Any) -> tuple[dict[str, Any], str]:
         if not res.answer:
@@ -123,19 +138,26 @@ class PlanningPlugin:
         gives the run's ``settings`` (its budget and prices) and how to make its model client."""
         if args.repairs < 0 or args.planner_seconds <= 0:
             raise ValueError("--repairs must be at least 0 and --planner-seconds positive")
+        asked = getattr(args, "planner", None)  # a namespace made by a caller may not have it
+        planner = resolve(asked)
+        if not args.json and args.method != "direct":
+            print(planner_line(asked), flush=True)
         if args.method == "planner":
             if not args.problem:
                 raise ValueError("--method planner needs --problem PROBLEM.pddl")
             prob = parse_problem(read_text(args.domain, "domain"), read_text(args.problem, "problem"))
-            found = plan(prob, time_limit=args.planner_seconds, mode=args.planner_mode)
+            found = plan(prob, time_limit=args.planner_seconds, mode=args.planner_mode, planner=planner)
             steps = [a.text() for a in found.plan] if found.plan is not None else None
-            out = Outcome("planner", plan=steps, planner=f"{found.status} ({found.mode}, {found.seconds:.1f} s, "
-                                                          f"{found.expanded} expanded)", checked_against="ground truth")
+            # optimal exactly when the optimal search finished: its plan's length is then the optimum
+            out = Outcome("planner", plan=steps, planner=found.summary(), checked_against="ground truth",
+                          optimal_length=found.optimal_length, planner_name=found.planner,
+                          planner_optimal=found.optimal)
             if steps is None:
-                out.error = ("the planner's time limit ran out" if found.status == "unknown"
-                             else "the problem has no plan (the planner proved it)")
+                out.error = ("the problem has no plan (the planner proved it)" if found.status == "unsolvable"
+                             else "the planner's time limit ran out" if found.detail in ("", "the time limit ran out")
+                             else f"the planner gave no answer: {found.detail}")
             else:
-                out.report = report_plan(prob, "\n".join(steps), len(steps) if args.planner_mode == "optimal" else None)
+                out.report = report_plan(prob, "\n".join(steps), found.optimal_length)
             print_outcome(out, args.json)
             return 0 if out.solved else 1
         if not args.nl:
@@ -148,7 +170,7 @@ class PlanningPlugin:
         try:
             if args.method == "llmp":
                 out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
-                                     planner_mode=args.planner_mode, seed=args.seed, usage=usage,
+                                     planner_mode=args.planner_mode, seed=args.seed, usage=usage, planner=planner,
                                      grammar=getattr(args, "grammar", "on") == "on")
             else:
                 out = await run_direct(inp, client, seed=args.seed, usage=usage)

@@ -66,8 +66,10 @@ class Outcome:
     problem_pddl: str | None = None
     attempts: int = 0
     refusals: list[str] = field(default_factory=list)
-    planner: str = ""
-    optimal_length: int | None = None
+    planner: str = ""  # the planner's one-line summary (PlanSearch.summary)
+    optimal_length: int | None = None  # proved fewest actions for the ground truth, when known
+    planner_name: str | None = None  # the backend that made the plan
+    planner_optimal: bool = False  # its optimal search finished: no shorter plan for the problem it was given
     error: str | None = None
     last_answer: str = ""  # the model's last text (cut to 2,000 characters), to see what it wrote
     accepted: bool = False  # llmp: the gate accepted the model's problem file
@@ -86,7 +88,8 @@ class Outcome:
     def to_json(self) -> dict[str, Any]:
         return {"method": self.method, "plan": self.plan, "solved": self.solved, "optimal": self.optimal,
                 "checked_against": self.checked_against, "attempts": self.attempts, "refusals": self.refusals,
-                "planner": self.planner, "optimal_length": self.optimal_length, "error": self.error,
+                "planner": self.planner, "planner_name": self.planner_name,
+                "planner_optimal": self.planner_optimal, "optimal_length": self.optimal_length, "error": self.error,
                 "problem_pddl": self.problem_pddl, "last_answer": self.last_answer, "grammar": self.grammar,
                 "accepted": self.accepted,
                 "report": self.report.to_json() if self.report is not None else None}
@@ -223,7 +226,8 @@ async def _write(model: Session, prompt: str, params: GenParams, shape: DomainSh
 
 async def run_llmp(inp: Inputs, client: LMClient, *, repairs: int = 2, planner_seconds: float = 30.0,
                    planner_mode: Mode = "optimal", temperature: float = 0.0, seed: int | None = 0,
-                   optimal_length: int | None = None, usage: Usage | None = None, grammar: bool = True) -> Outcome:
+                   optimal_length: int | None = None, usage: Usage | None = None, grammar: bool = True,
+                   planner: str | None = None) -> Outcome:
     """One LLM+P run: write (under the domain's problem grammar unless ``grammar`` is False or it
     cannot be built), gate (with up to ``repairs`` repairs), plan, validate. Its model calls are
     counted in ``usage`` (with its budget; default: fresh counters), also ``Outcome.usage``.
@@ -268,11 +272,15 @@ async def run_llmp(inp: Inputs, client: LMClient, *, repairs: int = 2, planner_s
     if own is None:
         out.error = f"the model's problem PDDL was refused {out.attempts} times: {out.refusals[-1]}"
         return out
-    found = plan(own, time_limit=planner_seconds, mode=planner_mode)
-    out.planner = f"{found.status} ({planner_mode}, {found.seconds:.1f} s, {found.expanded} expanded)"
+    found = plan(own, time_limit=planner_seconds, mode=planner_mode, planner=planner)
+    # The plan is optimal for the model's problem; for the ground truth only ``optimal_length`` can say.
+    out.planner = found.summary() + " (on the model's problem)"
+    out.planner_name, out.planner_optimal = found.planner, found.optimal
     if found.plan is None:
-        out.error = ("the planner's time limit ran out on the model's problem" if found.status == "unknown"
-                     else "the model's problem has no plan (the planner proved it)")
+        out.error = ("the model's problem has no plan (the planner proved it)" if found.status == "unsolvable"
+                     else "the planner's time limit ran out on the model's problem"
+                     if found.detail in ("", "the time limit ran out")
+                     else f"the planner gave no answer on the model's problem: {found.detail}")
         return out
     out.plan = [a.text() for a in found.plan]
     _judge(out, inp, own, "\n".join(out.plan))
@@ -345,13 +353,14 @@ def _session(client: LMClient, usage: Usage | None, out: Outcome) -> tuple[Sessi
     return model, errors
 
 
-def example_plan(domain_pddl: str, example_pddl: str, seconds: float = 10.0) -> str:
+def example_plan(domain_pddl: str, example_pddl: str, seconds: float = 10.0, planner: str = "pyperplan") -> str:
     """The example's plan in PDDL form, made by the planner (LLM+P's .sol files are in English);
     empty when the example itself is not valid PDDL for the domain (LLM+P's floortile example uses
-    an undeclared robot2) or has no plan within the limit."""
+    an undeclared robot2) or has no plan within the limit. The pure-Python planner by default, so
+    that the prompt is the same whichever backends are installed."""
     try:
         example = parse_problem(domain_pddl, example_pddl)
     except ValueError:
         return ""
-    found = plan(example, time_limit=seconds, mode="satisficing")
+    found = plan(example, time_limit=seconds, mode="satisficing", planner=planner)
     return "\n".join(a.text() for a in found.plan) if found.plan else ""

@@ -12,9 +12,9 @@ from solver.capabilities import Needs, require
 from solver.task import Thought
 from tasks.planning import prompts
 from tasks.planning.state import OracleUnknown, PlanState, read_problem, step
-from verifiers.pddl_model import atom_text
-from verifiers.planner import Mode, applicable_actions, plan
-from verifiers.planning import goal_holds, parse_action
+from verifiers.pddl_model import Problem, atom_text
+from verifiers.planner import Mode, PlanSearch, applicable_actions, plan
+from verifiers.planning import apply, goal_holds, parse_action
 from verifiers.verdict import Invalid
 
 __all__ = ["MAX_PROMPT_FACTS", "ApplicableActions", "PlanPrompts", "PlannerJudge", "PlannerOracle",
@@ -74,29 +74,56 @@ class PlanPrompts:
         return prompts.VOTE.format(goal=goal, choices=choices)
 
 
+MEMO_STATES = 100_000  # proved answers the oracle keeps per task (a state's atoms and its distance)
+
+
 class PlannerJudge:
     """HasOracle and OwnEvaluators: the planner, with a time limit, as the exact oracle, and the
-    task's own ``oracle`` evaluator (``PlannerOracle``: nearer the goal ranks first)."""
+    task's own ``oracle`` evaluator (``PlannerOracle``: nearer the goal ranks first).
 
-    def __init__(self, seconds: float, mode: Mode) -> None:
+    The grounding is made once per problem (the backends cache it). Answers that are proved are
+    remembered: a state with no plan, and every state along a plan found (each has the rest of the
+    plan, and in optimal mode the rest of an optimal plan is optimal), so the false-prune audit and
+    the evaluator, which ask about neighbouring states thousands of times, mostly find the answer
+    already known. "unknown" (the time ran out) is never remembered: a later call may prove more."""
+
+    def __init__(self, seconds: float, mode: Mode, planner: str | None = None) -> None:
         self.seconds = seconds
         self.mode: Mode = mode
+        self.planner = planner
+        # per problem (held, so that its id is not reused): state atoms -> distance, -1 for proved no plan
+        self._known: dict[int, tuple[Problem, dict[frozenset[tuple[str, ...]], int]]] = {}
+
+    def _search(self, state: PlanState) -> int | None:
+        memo = self._known.setdefault(id(state.problem), (state.problem, {}))[1]
+        if state.atoms in memo:
+            return memo[state.atoms]
+        res: PlanSearch = plan(state.problem, state.atoms, self.seconds, self.mode, self.planner)
+        if res.status == "unknown":
+            return None
+        if len(memo) > MEMO_STATES:
+            memo.clear()
+        if res.plan is None:
+            memo[state.atoms] = -1
+            return -1
+        cur = state.atoms
+        for i, act in enumerate(res.plan):  # every state on the plan: the rest of the plan reaches the goal
+            memo[cur] = len(res.plan) - i
+            cur = apply(state.problem, cur, act)
+        return len(res.plan)
 
     def oracle_verdict(self, state: PlanState) -> bool | None:
         """True: a plan from here exists; False: proved none; None: the time limit ran out."""
         if goal_holds(state.problem, state.atoms):
             return True
-        res = plan(state.problem, state.atoms, self.seconds, self.mode)
-        return None if res.status == "unknown" else res.status == "solved"
+        dist = self._search(state)
+        return None if dist is None else dist >= 0
 
     def distance(self, state: PlanState) -> int | None:
         """The length of the planner's plan from here (-1: proved none; None: time limit ran out)."""
         if goal_holds(state.problem, state.atoms):
             return 0
-        res = plan(state.problem, state.atoms, self.seconds, self.mode)
-        if res.status == "unknown":
-            return None
-        return len(res.plan) if res.plan is not None else -1
+        return self._search(state)
 
     def oracle(self, state: PlanState) -> bool:
         verdict = self.oracle_verdict(state)
@@ -128,12 +155,13 @@ class ReplayPlan:
 class PlanningOptions:
     """HasOptions: what rebuilds the task (recorded in traces): the step limit and the oracle's planner."""
 
-    def __init__(self, max_depth: int, seconds: float, mode: Mode) -> None:
-        self.max_depth, self.seconds = max_depth, seconds
+    def __init__(self, max_depth: int, seconds: float, mode: Mode, planner: str) -> None:
+        self.max_depth, self.seconds, self.planner = max_depth, seconds, planner
         self.mode: Mode = mode
 
     def options(self) -> dict[str, Any]:
-        return {"max_depth": self.max_depth, "oracle_seconds": self.seconds, "oracle_mode": self.mode}
+        return {"max_depth": self.max_depth, "oracle_seconds": self.seconds, "oracle_mode": self.mode,
+                "oracle_planner": self.planner}
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from tasks.planning.parts import (
     ReplayPlan,
 )
 from tasks.planning.state import OracleUnknown, PlanState, read_problem, step
-from verifiers.planner import Mode
+from verifiers.planner import Mode, oracle_default, resolve
 from verifiers.planning import report_plan
 from verifiers.report import AnswerReport
 from verifiers.verdict import Verdict
@@ -29,12 +29,15 @@ __all__ = ["OracleUnknown", "PlanState", "Planning", "PlannerOracle", "report_an
 class Planning:
     name = "planning"
 
-    def __init__(self, max_depth: int = 40, oracle_seconds: float = 10.0, oracle_mode: Mode = "satisficing") -> None:
+    def __init__(self, max_depth: int = 40, oracle_seconds: float = 10.0, oracle_mode: Mode = "satisficing",
+                 planner: str | None = None) -> None:
         self.max_depth = max_depth
         self.oracle_seconds = oracle_seconds
         self.oracle_mode: Mode = oracle_mode
-        self.parts = (ApplicableActions(), PlanPrompts(), PlannerJudge(oracle_seconds, oracle_mode), ReplayPlan(),
-                      PlanningOptions(max_depth, oracle_seconds, oracle_mode), PlanningGrammar())
+        self.planner = resolve(planner) if planner is not None else oracle_default()
+        self.parts = (ApplicableActions(), PlanPrompts(), PlannerJudge(oracle_seconds, oracle_mode, self.planner),
+                      ReplayPlan(), PlanningOptions(max_depth, oracle_seconds, oracle_mode, self.planner),
+                      PlanningGrammar())
 
     def root(self, puzzle: str) -> PlanState:
         p = read_problem(puzzle)

@@ -1,0 +1,115 @@
+"""Planner backends side by side on the LLM+P ground-truth problems: solved, proved optimal,
+seconds (median and max over the solved ones) and peak memory, per domain and mode. Every plan
+is validated by the project's simulator (``verifiers.planner.plan`` does it). Each (backend,
+mode, domain) runs in its own child process so that its peak memory is its own.
+
+    python benchmarks/planner_compare.py --planners fast-downward,pyperplan --modes optimal,satisficing \\
+        --seconds 30 --out results.jsonl [--domains blocksworld,grippers] [--range 1-20] [--llmp-dir DIR]
+
+Rows already in --out (same planner, mode, limit, problem) are skipped, so a cut run resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from tasks.planning.files import LLMP_DOMAINS, domain_file, llmp_dir, read_text
+from verifiers.pddl_model import parse_problem
+from verifiers.planner import plan
+
+
+def worker(a: argparse.Namespace) -> None:
+    folder = llmp_dir(a.llmp_dir) / a.domain
+    dom = read_text(domain_file(folder), "domain")
+    lo, hi = (int(x) for x in a.range.split("-"))
+    skip = set(a.skip.split(",")) if a.skip else set()
+    for i in range(lo, hi + 1):
+        if str(i) in skip:
+            continue
+        prob = parse_problem(dom, read_text(folder / f"p{i:02d}.pddl", "problem"))
+        found = plan(prob, time_limit=a.seconds, mode=a.mode, planner=a.planner)
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        print(json.dumps({"planner": a.planner, "mode": a.mode, "limit": a.seconds, "domain": a.domain,
+                          "problem": i, "status": found.status, "optimal": found.optimal,
+                          "length": len(found.plan) if found.plan is not None else None,
+                          "seconds": round(found.seconds, 3), "expanded": found.expanded,
+                          "detail": found.detail, "peak_kb_so_far": max(own, kids),
+                          "planner_peak_kb": found.peak_kb}), flush=True)
+
+
+def table(rows: list[dict]) -> str:
+    keys = sorted({(r["planner"], r["mode"], r["limit"]) for r in rows})
+    out = ["| planner | mode | limit | domain | n | solved | proved optimal | s median | s max | peak MB |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for planner, mode, limit in keys:
+        mine = [r for r in rows if (r["planner"], r["mode"], r["limit"]) == (planner, mode, limit)]
+        for d in [*sorted({r["domain"] for r in mine}), "all"]:
+            rs = [r for r in mine if d in ("all", r["domain"])]
+            solved = [r for r in rs if r["status"] == "solved"]
+            secs = [r["seconds"] for r in solved]
+            med = f"{statistics.median(secs):.2f}" if secs else "-"
+            mx = f"{max(secs):.2f}" if secs else "-"
+            # Fast Downward: its own processes' peak (its log, or /proc when killed at the limit);
+            # pyperplan: the worker process's peak (the Python process with the planner in it).
+            kb = [r.get("planner_peak_kb") if planner != "pyperplan" else r["peak_kb_so_far"] for r in rs]
+            known = [k for k in kb if k]
+            peak = f"{max(known) / 1024:.0f}" + ("" if len(known) == len(kb) else f" ({len(known)} of {len(kb)})") \
+                if known else "not recorded"
+            out.append(f"| {planner} | {mode} | {limit:g} s | {d} | {len(rs)} | {len(solved)} | "
+                       f"{sum(bool(r['optimal']) for r in rs)} | {med} | {mx} | {peak} |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--planners", default="fast-downward,pyperplan")
+    ap.add_argument("--modes", default="optimal,satisficing")
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--domains", default=",".join(LLMP_DOMAINS))
+    ap.add_argument("--range", default="1-20")
+    ap.add_argument("--llmp-dir", default=None)
+    ap.add_argument("--out", default=None, help="JSON lines of every problem's result (resumable)")
+    ap.add_argument("--table-only", action="store_true", help="print the table of --out and stop")
+    ap.add_argument("--worker", nargs=3, metavar=("PLANNER", "MODE", "DOMAIN"), help=argparse.SUPPRESS)
+    ap.add_argument("--skip", default="", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.worker:
+        a.planner, a.mode, a.domain = a.worker
+        worker(a)
+        return
+    out = Path(a.out) if a.out else None
+    rows = []
+    if out is not None and out.is_file():
+        rows = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
+    if not a.table_only:
+        for planner in a.planners.split(","):
+            for mode in a.modes.split(","):
+                for d in a.domains.split(","):
+                    done = {r["problem"] for r in rows if (r["planner"], r["mode"], r["limit"], r["domain"])
+                            == (planner, mode, a.seconds, d)}
+                    cmd = [sys.executable, __file__, "--worker", planner, mode, d, "--seconds", str(a.seconds),
+                           "--range", a.range, "--skip", ",".join(map(str, sorted(done)))]
+                    if a.llmp_dir:
+                        cmd += ["--llmp-dir", a.llmp_dir]
+                    with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
+                        assert proc.stdout is not None
+                        for line in proc.stdout:
+                            r = json.loads(line)
+                            rows.append(r)
+                            print(f"{planner} {mode} {d} p{r['problem']:02d} {r['status']} len {r['length']} "
+                                  f"{r['seconds']} s", flush=True)
+                            if out is not None:
+                                with out.open("a") as fh:
+                                    fh.write(line)
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
