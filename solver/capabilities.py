@@ -22,7 +22,8 @@ from verifiers.verdict import Invalid, Verdict
 __all__ = [
     "CAPABILITIES", "CORE", "AnswerKey", "AnswerParser", "AnswerRules", "OwnBaselines",
     "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
-    "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "LimitedMoves", "MissingCapability", "Needs",
+    "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "LimitedMoves",
+    "MissingCapability", "Needs",
     "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
     "SoftScore", "ThoughtGrammar", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing",
     "missing_message",

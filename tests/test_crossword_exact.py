@@ -25,8 +25,8 @@ from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.crosswords import Crosswords
 from tasks.crosswords.data import TEST_INDICES, default_data, load_puzzles
-from tests.references import SLOTS_5X5, crossword_fills
 from tests.profiles import examples
+from tests.references import SLOTS_5X5, crossword_fills
 from verifiers.verdict import Solved, Valid
 
 PUZZLES = load_puzzles(default_data())
