@@ -60,7 +60,7 @@ class CandidateWords:
         return None
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=4)
 def _slot_words(lexicon: Any, board: str, candidates: int | None) -> tuple[list[tuple[Slot, list[str]]], int]:
     """The enumeration of ``CandidateWords`` (a pure function of its arguments, memoised: the
     gated step asks for the cut of the state it has just enumerated)."""
