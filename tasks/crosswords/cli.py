@@ -31,12 +31,17 @@ def parse_indices(text: str, count: int) -> list[int]:
 
 def candidates_of(args: argparse.Namespace) -> int | None:
     """``--candidates``: N >= 1, or None for 'all'. Not given: all when no model takes part in
-    choosing (``--generator enumerate --evaluator oracle``: the exact enumeration and the exact
+    choosing (``--generator enumerate --evaluator oracle``, or ``tot bench`` with only
+    ``SEARCH:enumerate:oracle`` methods: the exact enumeration and the exact
     oracle, which then solve every puzzle whose answers are lexicon words), else 10 (what a
     model ranks or judges per slot; a run that this cuts says so)."""
     text = getattr(args, "candidates", None)
     if text is None:
         model_free = getattr(args, "generator", None) == "enumerate" and getattr(args, "evaluator", None) == "oracle"
+        methods = getattr(args, "methods", None)  # tot bench: every method enumerate + oracle
+        if isinstance(methods, str) and methods.strip():
+            specs = [m.strip().split(":") for m in methods.split(",") if m.strip()]
+            model_free = all(spec[1:] == ["enumerate", "oracle"] for spec in specs)
         return None if model_free else 10
     if str(text).strip().lower() == "all":
         return None
