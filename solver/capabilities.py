@@ -22,7 +22,8 @@ from verifiers.verdict import Invalid, Verdict
 __all__ = [
     "CAPABILITIES", "CORE", "AnswerKey", "AnswerParser", "AnswerRules", "OwnBaselines",
     "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
-    "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "MissingCapability", "Needs",
+    "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "LimitedMoves",
+    "MissingCapability", "Needs",
     "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
     "SoftScore", "ThoughtGrammar", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing",
     "missing_message",
@@ -46,6 +47,17 @@ class LegalMoves(Protocol):
 
     def legal_thoughts(self, state: Any) -> Sequence[Thought]:
         """Every legal next thought, each of which ``check`` accepts."""
+
+
+@runtime_checkable
+class LimitedMoves(Protocol):
+    """A legal-move enumeration that a limit may cut (crosswords: ``--candidates`` words per
+    slot). The gated step asks after every enumerating expansion, so that a run cut by the limit
+    says so (trace, result, output) and never claims that no solution exists."""
+
+    def enumeration_cut(self, state: Any) -> tuple[int, str] | None:
+        """None when ``legal_thoughts(state)`` is every legal thought the enumeration knows; else
+        (how many it left out, the limit that cut them, e.g. ``--candidates 10 per slot``)."""
 
 
 @runtime_checkable
@@ -271,6 +283,7 @@ class ThoughtGrammar(Protocol):
 # One line each: what the capability gives, with the protocol and its method, for error messages.
 CAPABILITIES: dict[type, str] = {
     LegalMoves: "legal-move enumeration (LegalMoves: legal_thoughts(state) -> thoughts)",
+    LimitedMoves: "an enumeration limit it reports (LimitedMoves: enumeration_cut(state) -> (count, limit) | None)",
     ProposePrompts: "a propose prompt and parser (ProposePrompts: propose_prompt, parse_proposals)",
     SamplePrompts: "a sample prompt and parser (SamplePrompts: sample_prompt, parse_proposals)",
     ValuePrompts: "a value prompt and parser (ValuePrompts: value_prompt, parse_value)",

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from solver.budget import Usage
-from solver.capabilities import AnswerRules, MissingCapability, Unchecked, find, missing_message, require_parts
+from solver.capabilities import (
+    AnswerRules,
+    LimitedMoves,
+    MissingCapability,
+    Unchecked,
+    find,
+    missing_message,
+    require_parts,
+)
 from solver.capabilities import task_options as _task_options
 from solver.evaluators import Evaluator
 from solver.generators import Generator
@@ -46,13 +54,21 @@ class SearchResult:
     # True only when a complete search (solver/complete.py) visited every state of the tree
     # and found no answer, with no budget or depth cut: a proof that none exists.
     exhausted: bool = False
+    # Legal thoughts an enumeration limit left out (LimitedMoves), summed over the expansions it
+    # cut, and the limits that cut them ("; "-joined): the search was not complete.
+    not_tried: int = 0
+    limit: str | None = None
 
     def summary(self) -> dict[str, object]:
-        return {"answer": self.answer, "verified": self.verified,
-                "report": self.report.to_json() if self.report is not None else None,
-                "stopped_by": self.stopped_by,
-                "proposed": self.proposed, "rejected": self.rejected, "expanded": self.expanded,
-                "exhausted": self.exhausted, "error": self.error, **self.usage.summary()}
+        out: dict[str, object] = {
+            "answer": self.answer, "verified": self.verified,
+            "report": self.report.to_json() if self.report is not None else None,
+            "stopped_by": self.stopped_by,
+            "proposed": self.proposed, "rejected": self.rejected, "expanded": self.expanded,
+            "exhausted": self.exhausted, "error": self.error, **self.usage.summary()}
+        if self.limit is not None:  # only when a limit cut something: the older keys stay as they were
+            out.update(not_tried=self.not_tried, limit=self.limit)
+        return out
 
 
 def rule_failure(task: Any, puzzle: str, answer: str) -> Invalid | None:
@@ -107,6 +123,9 @@ class Expansion:
         self.proposed = self.rejected = self.expanded = 0
         self.checks = 0  # calls of task.check: one per thought met (a probe's verdict is reused)
         self._probed: dict[tuple[int, str], tuple[Verdict[Any], str | None]] = {}
+        self.limited = find(task, LimitedMoves)
+        self.not_tried = 0
+        self.limits: list[str] = []  # each limit that cut an enumeration, in the order met
 
     # ---- the run's start ------------------------------------------------------------------------
 
@@ -147,7 +166,24 @@ class Expansion:
             self.trace.emit("expand", node=node.id, depth=node.depth)
         else:
             self.trace.emit("expand", node=node.id, depth=node.depth, request=request)
-        return await (generator or self.generator)(self.task, node.state, self.model)
+        gen = generator or self.generator
+        thoughts = await gen(self.task, node.state, self.model)
+        if self.limited is not None and getattr(gen, "exhaustive", False):
+            self._note_cut(node)
+        return thoughts
+
+    def _note_cut(self, node: Node[Any]) -> None:
+        """An enumerating generator met a limit at ``node``: count what it left out, say so in
+        the trace (``incomplete``), and remember it, so that the run never claims completeness."""
+        assert self.limited is not None
+        cut = self.limited.enumeration_cut(node.state)
+        if cut is None:
+            return
+        count, limit = cut
+        self.not_tried += count
+        if limit not in self.limits:
+            self.limits.append(limit)
+        self.trace.emit("incomplete", node=node.id, not_tried=count, limit=limit)
 
     # ---- the gate ------------------------------------------------------------------------------
 
@@ -295,8 +331,10 @@ class Expansion:
                error: str | None = None, exhausted: bool = False) -> SearchResult:
         """The run's result, traced as its ``end`` event."""
         report = self.reports.get(answer) if answer is not None else None
+        # A cut enumeration proves nothing: "no solution exists" only when nothing was cut.
         res = SearchResult(answer, report is not None and report.verified, stopped_by, solution, self.proposed,
                            self.rejected, self.expanded, self.usage, error, solution or self.best, report,
-                           exhausted)
+                           exhausted and not self.limits, self.not_tried,
+                           "; ".join(self.limits) if self.limits else None)
         self.trace.emit("end", **res.summary())
         return res

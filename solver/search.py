@@ -125,7 +125,13 @@ async def search_dfs(run: Expansion, *, depth: int | None = None, prune_below: f
     async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:
         run.reach(node)
         children = await run.expand(node)
-        hit = run.first_answer(children)
+        solved = [c for c in children if c.solved]
+        if len(solved) > 1:
+            # Several solutions at once (crosswords: every word that completes the grid): the
+            # evaluator chooses among them, as BFS does, instead of the generator's first.
+            await run.score(solved)
+            solved = ranked(solved)
+        hit = run.first_answer(solved)
         if hit is not None:
             return hit
         open_nodes = [c for c in children if not c.solved]

@@ -105,6 +105,8 @@ FIELDS: dict[str, tuple[str, str]] = {
     "steps": (INT, "end: search steps"),
     "seconds": (NUMBER, "end: wall-clock seconds"),
     "cost": (NUMBER, "end: the price of the tokens, when prices were given"),
+    "not_tried": (INT, "incomplete, end: legal thoughts an enumeration limit left out (the search was not complete)"),
+    "limit": (TEXT, "incomplete, end: the limit that cut the enumeration (end: each one, '; '-joined)"),
     "solvable": (BOOL, "ground truth for tot show: the state can still be solved"),
 }
 
@@ -119,7 +121,8 @@ class EventSpec:
 
 _END = ("answer", "report", "stopped_by", "proposed", "rejected", "expanded", "exhausted", "error",
         "raw_answers", "invalid_answers", "calls", "backend_calls", "cache_hits", "failed_calls",
-        "replayed_tokens", "prompt_tokens", "completion_tokens", "tokens", "steps", "seconds", "cost")
+        "replayed_tokens", "prompt_tokens", "completion_tokens", "tokens", "steps", "seconds", "cost",
+        "not_tried", "limit")
 
 # event -> spec. Every event the writers (search, controller, complete search, baselines, the LM
 # client, the log importers) produce; ``t`` is on every recorded event and not listed.
@@ -136,6 +139,8 @@ EVENTS: dict[str, EventSpec] = {
                          "max_children", "max_rounds")),
     "root": EventSpec("the root state, node 0", ("node", "state"), ()),
     "expand": EventSpec("the generator is asked for the children of a node", ("node",), ("depth", "request")),
+    "incomplete": EventSpec("an enumeration limit left legal thoughts of a node untried (never a proof then)",
+                            ("node", "not_tried", "limit"), ()),
     "round": EventSpec("long: one round of the controller, at a node", ("round", "node"), ("depth",)),
     "proposal": EventSpec("a thought proposed for a parent; with a node id when the gate let it in",
                           ("parent", "thought"), ("node", "depth", "prior")),

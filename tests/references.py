@@ -25,8 +25,8 @@ from constraint import AllDifferentConstraint, FunctionConstraint, Problem
 
 SYM_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
 
-# A tree is an int leaf or (op, left, right).
-Tree = Union[int, tuple[str, "Tree", "Tree"]]
+# A tree is an int leaf, (op, left, right), or ("neg", operand) for a unary minus.
+Tree = Union[int, tuple[str, "Tree", "Tree"], tuple[str, "Tree"]]
 
 
 def sym(value: int | tuple[int, int]) -> sympy.Rational:
@@ -40,7 +40,10 @@ def tree_value(tree: Tree) -> sympy.Rational | None:
     """The exact value of a tree with sympy, None when it divides by zero."""
     if isinstance(tree, int):
         return sympy.Integer(tree)
-    op, left, right = tree
+    if len(tree) == 2:
+        inner = tree_value(tree[1])  # type: ignore[misc]
+        return None if inner is None else -inner
+    op, left, right = tree  # type: ignore[misc]
     a, b = tree_value(left), tree_value(right)
     if a is None or b is None or (op == "/" and b == 0):
         return None
@@ -50,7 +53,9 @@ def tree_value(tree: Tree) -> sympy.Rational | None:
 def tree_leaves(tree: Tree) -> list[int]:
     if isinstance(tree, int):
         return [tree]
-    return tree_leaves(tree[1]) + tree_leaves(tree[2])
+    if len(tree) == 2:
+        return tree_leaves(tree[1])  # type: ignore[misc]
+    return tree_leaves(tree[1]) + tree_leaves(tree[2])  # type: ignore[misc]
 
 
 def render(tree: Tree, spell: dict[str, str] | None = None, space: str = " ") -> str:
@@ -60,14 +65,19 @@ def render(tree: Tree, spell: dict[str, str] | None = None, space: str = " ") ->
     def go(t: Tree, top: bool) -> str:
         if isinstance(t, int):
             return str(t)
-        op, left, right = t
+        if len(t) == 2:
+            return f"-({go(t[1], True)})"  # type: ignore[misc]
+        op, left, right = t  # type: ignore[misc]
         inner = f"{go(left, False)}{space}{spell.get(op, op)}{space}{go(right, False)}"
         return inner if top else f"({inner})"
 
     return go(tree, True)
 
 
-_SPELLINGS = {"\u00d7": "*", "\u00f7": "/", "\u2212": "-", "\u2013": "-"}
+_SPELLINGS = {"\u00d7": "*", "\u00f7": "/", "\u2212": "-", "\u2013": "-", "\u2012": "-", "\ufe63": "-",
+              "\uff0d": "-", "\u00b7": "*", "\u22c5": "*", "\u2217": "*", "\u2215": "/", ":": "/",
+              "[": "(", "{": "(", "]": ")", "}": ")"}
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
 
 
 def read_tree(text: str) -> Tree | None:
@@ -78,6 +88,14 @@ def read_tree(text: str) -> Tree | None:
     t = text.strip()
     if t[:7].lower() == "answer:":
         t = t[7:]
+    while t and t[-1] in " \t\n\r.,;:!?\u3002":  # sentence punctuation after the expression
+        t = t[:-1]
+    opened: list[str] = []
+    for ch in t:  # each bracket closed by its own kind
+        if ch in _PAIRS:
+            opened.append(_PAIRS[ch])
+        elif ch in ")]}" and (not opened or opened.pop() != ch):
+            return None
     if "=" in t:
         t, _, rhs = t.partition("=")
         if rhs.strip() not in ("24", ""):
@@ -134,6 +152,10 @@ def read_tree(text: str) -> Tree | None:
         if tk.isdigit():
             advance()
             return int(tk)
+        if tk == "-":  # unary minus
+            advance()
+            inner = factor(depth + 1)
+            return None if inner is None else ("neg", inner)
         if tk == "(":
             advance()
             node = expr(depth + 1)

@@ -100,8 +100,8 @@ def test_verify_answer_with_fractions():
     ("", "empty"),
     ("1/0", "division by zero"),
     ("4.5 * 9 - 10 - 13", "not allowed"),
-    ("-4 * 9 + 10 + 13", "not allowed"),
-    ("((10 - 4) * (13 - 9)", "not a well-formed"),
+    ("-4 * 9 + 10 + 13", "evaluates to -13"),  # unary minus is arithmetic; the value is wrong
+    ("((10 - 4) * (13 - 9)", "unbalanced brackets"),
     ("[4, 9, 10, 13]", "unexpected character"),
 ])
 def test_verify_answer_rejects(answer, why):

@@ -328,7 +328,7 @@ CAPABILITY_NAMES: dict[str, type] = {
     "AnswerParser": cap.AnswerParser, "OwnBaselines": cap.OwnBaselines,
     "BaselineStops": cap.BaselineStops, "BaselineTokens": cap.BaselineTokens, "AnswerKey": cap.AnswerKey,
     "ChainSteps": cap.ChainSteps, "SoftScore": cap.SoftScore, "AnswerRules": cap.AnswerRules,
-    "ThoughtGrammar": cap.ThoughtGrammar,
+    "ThoughtGrammar": cap.ThoughtGrammar, "LimitedMoves": cap.LimitedMoves,
 }
 
 # Written by hand from what each task is documented to do (docs/task-protocol.md, the table).
@@ -340,7 +340,8 @@ EXPECTED: dict[str, set[str]] = {
                "Restorable", "HasOptions", "TunesParts", "AnswerParser", "OwnBaselines", "BaselineStops",
                "ThoughtGrammar"},
     "crosswords": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
-                   "Restorable", "HasOptions", "OwnEvaluators", "TunesParts", "AnswerRules", "ThoughtGrammar"},
+                   "Restorable", "HasOptions", "OwnEvaluators", "TunesParts", "AnswerRules", "ThoughtGrammar",
+                   "LimitedMoves"},
     "writing": {"ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle", "Unchecked",
                 "HasOptions", "OwnGenerators", "TunesParts", "BaselinePrompts", "BaselineStops",
                 "BaselineTokens", "SoftScore", "AnswerParser", "OwnBaselines"},

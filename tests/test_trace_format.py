@@ -88,6 +88,18 @@ def test_every_writer_writes_only_documented_events_and_fields(tmp_path: Path) -
         asyncio.run(solve(Game24("reject"), puzzle, s, None, trace))
         seen |= _documented(trace.events)
 
+    # A crossword enumeration cut by --candidates writes the incomplete event.
+    from lexicon import build_lexicon
+    from tasks.crosswords import Crosswords
+
+    words = ["AGEND", "MOTOR", "ARTSY", "SALLE", "SLEER", "AMASS", "GORAL", "ETTLE", "NOSLE", "DRYER", "ADAMS"]
+    board = "AGENDMOTORARTSYSALLESLEER"
+    puzzle = json.dumps({"clues": [f"clue {i}" for i in range(10)], "board": board})
+    s = Settings(search=SearchSettings(method="tot-dfs", generator="enumerate", evaluator="oracle"))
+    trace = Trace()
+    asyncio.run(solve(Crosswords(build_lexicon(sources=(), user_words=words), candidates=1), puzzle, s, None, trace))
+    seen |= _documented(trace.events)
+
     def fail(prompt: str, params: Any, i: int) -> str:
         raise LMError("the server is down")
 

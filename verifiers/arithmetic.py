@@ -27,12 +27,16 @@ MAX_NUMBER_CHARS = 24
 MAX_ANSWER_CHARS = 300
 MAX_PAREN_DEPTH = 40
 
-# Operator spellings models actually write, mapped to the four canonical ones.
-_OPS = {"+": "+", "-": "-", "\u2212": "-", "\u2013": "-", "*": "*", "\u00d7": "*", "x": "*",
-        "X": "*", "\u22c5": "*", "\u00b7": "*", "/": "/", "\u00f7": "/", ":": "/"}
+# Operator spellings people and models write, mapped to the four canonical ones: the minus sign
+# and dashes (U+2212, en dash, figure dash, small and fullwidth hyphen-minus), times (x, the
+# multiplication sign, middle and dot operators, asterisk operator), divided by (the division
+# sign and slash, the colon).
+_OPS = {"+": "+", "-": "-", "\u2212": "-", "\u2013": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "-",
+        "*": "*", "\u00d7": "*", "x": "*", "X": "*", "\u22c5": "*", "\u00b7": "*", "\u2217": "*",
+        "/": "/", "\u00f7": "/", "\u2215": "/", ":": "/"}
 # ASCII digits only: ``\d`` (and ``int``/``Fraction``) would also take other scripts' digits.
 _NUM = r"-?[0-9]+(?:\.[0-9]+)?(?:/[0-9]+(?:\.[0-9]+)?)?"
-_OP = r"[+\-\u2212\u2013*\u00d7xX\u22c5\u00b7/\u00f7:]"
+_OP = r"[+\-\u2212\u2013\u2012\ufe63\uff0d*\u00d7xX\u22c5\u00b7\u2217/\u00f7\u2215:]"
 _STEP_RE = re.compile(
     rf"^\s*(?P<a>{_NUM})\s*(?P<op>{_OP})\s*(?P<b>{_NUM})\s*=\s*(?P<c>{_NUM})"
     r"\s*(?:\(\s*left\s*:?\s*(?P<left>[^()]*)\)\s*)?[.,;]?\s*$", re.ASCII
@@ -89,13 +93,32 @@ def parse_step(text: str) -> tuple[Fraction, str, Fraction, Fraction, tuple[Frac
         raise ValueError("step text is too long")
     m = _STEP_RE.match(text.replace("\u2212", "-"))
     if not m:
+        lhs = text.partition("=")[0]
+        if _MULTI_OP_RE.match(lhs.replace("\u2212", "-")):
+            raise ValueError(f"a step is one operation on two numbers; {lhs.strip()[:40]!r} writes more than one")
         raise ValueError(f"not of the form 'a op b = c (left: ...)': {text.strip()[:60]!r}")
+    for key in ("a", "b", "c"):
+        _one_number(m[key])
     a, b, c = parse_number(m["a"]), parse_number(m["b"]), parse_number(m["c"])
     left: tuple[Fraction, ...] | None = None
     if m["left"] is not None:
         parts = [p for p in re.split(r"[\s,]+", m["left"].strip(), flags=re.ASCII) if p]
         left = tuple(parse_number(p) for p in parts)
     return a, _OPS[m["op"]], b, c, left
+
+
+_MULTI_OP_RE = re.compile(rf"^\s*\(?\s*{_NUM}\s*(?:{_OP}\s*\(?\s*{_NUM}\s*\)?\s*){{2,}}$", re.ASCII)
+
+
+def _one_number(text: str) -> None:
+    """A step's operand or result is one number: a fraction in lowest terms (``8/3``), not an
+    operation written as one (``6/2`` is 6 / 2, a second operation inside the step)."""
+    if "/" not in text:
+        return
+    num, den = text.split("/", 1)
+    if "." in text or Fraction(den) == 1 or gcd(int(num), int(den)) != 1:
+        raise ValueError(f"{text!r} is an operation, not a number of the state: a step is one operation "
+                         "on two numbers (write a fraction in lowest terms, e.g. 8/3)")
 
 
 def _remove(numbers: tuple[Fraction, ...], a: Fraction, b: Fraction) -> tuple[int, int] | None:
@@ -319,6 +342,29 @@ def can_reach(numbers: Iterable[Fraction | int], target: int = 24) -> bool:
 # ---- final answers -------------------------------------------------------------------------
 
 _ANSWER_PREFIX = re.compile(r"^\s*(?:answer\s*:)?\s*", re.IGNORECASE)
+# Punctuation that ends a sentence, not the expression: "(10 - 4) * (13 - 9) = 24."
+_TRAILING = re.compile(r"[\s.,;:!?\u3002]+$")
+_OPENERS, _CLOSERS = "([{", ")]}"
+
+
+def _one_kind_of_bracket(text: str) -> str | Invalid:
+    """Square and curly brackets mean what round ones do, each closed by its own kind: the text
+    with every bracket round, or Invalid naming the first one closed by another kind."""
+    stack: list[str] = []
+    for ch in text:
+        if ch in _OPENERS:
+            stack.append(ch)
+            if len(stack) > MAX_PAREN_DEPTH:
+                return Invalid("brackets nested too deeply")
+        elif ch in _CLOSERS:
+            if not stack:
+                return Invalid("unbalanced brackets")
+            opener = stack.pop()
+            if _OPENERS.index(opener) != _CLOSERS.index(ch):
+                return Invalid(f"bracket {opener!r} closed by {ch!r}")
+    if stack:
+        return Invalid("unbalanced brackets")
+    return text.translate(str.maketrans("[{]}", "(())"))
 
 
 class _Eval(ast.NodeVisitor):
@@ -333,6 +379,8 @@ class _Eval(ast.NodeVisitor):
         if isinstance(node, ast.Constant) and type(node.value) is int:
             self.leaves.append(Fraction(node.value))
             return Fraction(node.value)
+        if isinstance(node, ast.UnaryOp) and type(node.op) is ast.USub:
+            return -self.value(node.operand)  # "-(4 - 13)", "-4 + 13": the minus of arithmetic
         if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub, ast.Mult, ast.Div):
             left, right = self.value(node.left), self.value(node.right)
             if isinstance(node.op, ast.Add):
@@ -344,7 +392,8 @@ class _Eval(ast.NodeVisitor):
             if right == 0:
                 raise ZeroDivisionError
             return left / right
-        raise ValueError(f"'{type(node).__name__}' is not allowed; only integers, + - * / and brackets")
+        raise ValueError(f"'{type(node).__name__}' is not allowed; only integers, + - * / and brackets"
+                         + (" (write * between a number and a bracket)" if isinstance(node, ast.Call) else ""))
 
 
 def _evaluate_answer(answer: str, target: int) -> tuple[Fraction, list[Fraction]] | Invalid:
@@ -354,9 +403,13 @@ def _evaluate_answer(answer: str, target: int) -> tuple[Fraction, list[Fraction]
     text = _ANSWER_PREFIX.sub("", answer.strip(), count=1)
     if len(text) > MAX_ANSWER_CHARS:
         return Invalid(f"answer longer than {MAX_ANSWER_CHARS} characters")
+    text = _TRAILING.sub("", text)
     # The same operator spellings as steps (_OPS), so the gate and the answer check read one language.
     text = "".join(_OPS.get(ch, ch) if ch not in "xX" else ch for ch in text)
-    text = re.sub(r"(?<=[0-9)\s])[xX](?=[\s0-9(])", "*", text, flags=re.ASCII)
+    round_only = _one_kind_of_bracket(text)
+    if isinstance(round_only, Invalid):
+        return round_only
+    text = re.sub(r"(?<=[0-9)\s])[xX](?=[\s0-9(])", "*", round_only, flags=re.ASCII)
     if "=" in text:
         lhs, _, rhs = text.partition("=")
         if rhs.strip() not in (str(target), ""):

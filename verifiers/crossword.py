@@ -14,7 +14,7 @@ from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid
 
 __all__ = ["BLOCK", "BoardScore", "Crossing", "EMPTY", "FILL_LEVELS", "FillLevel", "Fillability", "Grid",
-           "LAYOUT_5X5", "Layout", "Slot", "WordIndex", "check_word", "consistent", "fillability",
+           "LAYOUT_5X5", "Layout", "Slot", "WordIndex", "arc_domains", "check_word", "consistent", "fillability",
            "parse_answer", "parse_board", "report_grid", "report_rules", "score_board"]
 
 EMPTY = "_"
@@ -208,9 +208,10 @@ def _domains(grid: Grid, lexicon: WordIndex) -> tuple[dict[str, np.ndarray], str
 
 def _arc_consistent(grid: Grid, lexicon: WordIndex, doms: dict[str, np.ndarray]) -> str:
     """Shrink domains until every crossing letter is supported on both sides (AC-3). Returns a
-    reason when some domain empties, else ''."""
+    reason when some domain empties, else ''. Only the slots in ``doms`` take part (a slot left
+    out is fixed by the letters already in the grid)."""
     layout = grid.layout
-    queue = list(layout.names)
+    queue = [n for n in layout.names if n in doms]
     queued = set(queue)
     while queue:
         b = queue.pop(0)
@@ -218,6 +219,8 @@ def _arc_consistent(grid: Grid, lexicon: WordIndex, doms: dict[str, np.ndarray])
         lb = lexicon.index(layout.slot(b).length).letters
         for cr in layout.crossings(b):
             a = cr.other
+            if a not in doms:
+                continue
             la = lexicon.index(layout.slot(a).length).letters
             support = np.zeros(26, dtype=bool)
             support[lb[doms[b], cr.pos]] = True
@@ -230,6 +233,21 @@ def _arc_consistent(grid: Grid, lexicon: WordIndex, doms: dict[str, np.ndarray])
                     queue.append(a)
                     queued.add(a)
     return ""
+
+
+def arc_domains(grid: Grid, lexicon: WordIndex) -> tuple[dict[str, np.ndarray], str]:
+    """Every lexicon word each *open* slot can still take: the words that fit the slot's letters,
+    made arc consistent over the crossings between open slots (a filled slot is fixed by its
+    letters, whatever word it holds). Returns (slot -> word positions in the lexicon's rank order,
+    most frequent first; '') or (partial domains, the reason some slot has no word left).
+    Complete with respect to the lexicon: a word that some full fill from the lexicon puts in a
+    slot is never removed (arc consistency removes only words without support)."""
+    doms: dict[str, np.ndarray] = {}
+    for s in grid.open_slots():
+        doms[s.name] = lexicon.index(s.length).indices(grid.pattern(s).replace(EMPTY, "?").lower())
+        if doms[s.name].size == 0:
+            return doms, f"{s.name} {grid.pattern(s)}: no lexicon word fits"
+    return doms, _arc_consistent(grid, lexicon, doms)
 
 
 def fillability(grid: Grid, lexicon: WordIndex, level: FillLevel = "arc", node_limit: int = 2000) -> Fillability:

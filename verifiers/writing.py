@@ -4,8 +4,13 @@ Sentence splitting rule (documented, tested on all 100 lines of the paper's inpu
 
 1. Whitespace runs become one space; the text is otherwise kept as written (curly apostrophes
    stay in the sentences shown to the model; comparisons normalise them, see ``normalise``).
-2. A sentence ends at ``.``, ``!``, ``?`` or ``…`` (plus any closing quotes or brackets) that is
-   followed by a space and then an upper-case letter, a digit or an opening quote.
+2. Sentences are found by pySBD's English rules (``sentences``): a sentence ends at ``.``, ``!``,
+   ``?`` or ``…`` (plus closing quotes or brackets), but not after an abbreviation or initial
+   ("Mr.", "e.g.", "Jonas E. Smith"), inside a number ("$100.00"), an address or a quotation that
+   goes on, or an ellipsis inside a sentence. Chosen by measurement on the English Golden Rules
+   of the Pragmatic Segmenter: 47/48 cases right, against 29/48 for the earlier rule (an end mark
+   followed by a space and a capital, digit or opening quote, kept as ``punctuation_sentences``);
+   both split the paper's 100 inputs identically. Line ends (CRLF, CR, U+2028) count as spaces.
 3. A text of exactly four non-empty lines is taken as the four sentences, one per line, as
    written (the way to state them explicitly).
 4. Otherwise punctuation must give exactly four sentences; more or fewer is an error that says
@@ -39,9 +44,11 @@ compared (1-based, whitespace runs as one space). No model is ever called here.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 from verifiers.report import AnswerReport, Check
 
@@ -71,7 +78,8 @@ Relax = frozenset[str]
 RELAXATIONS: tuple[str, ...] = ("quotes", "nfkc")
 STRICT: Relax = frozenset()
 ALL_RELAXED: Relax = frozenset(RELAXATIONS)
-_ASCII_SPACE = re.compile(r"[ \t\n\r\f\v]+")
+# ASCII whitespace, and the line ends that are not ASCII (NEL, U+2028, U+2029): layout, not text.
+_ASCII_SPACE = re.compile(r"[ \t\n\r\f\v\x85\u2028\u2029]+")
 
 
 def parse_relax(text: str | None) -> Relax:
@@ -112,9 +120,22 @@ def split_sentences(text: str, fragments: bool = False) -> tuple[str, str, str, 
         raise ValueError('empty input: give the four required sentences, e.g. "A cat sat. It rained. ..."')
     if len(text) > MAX_INPUT_CHARS:
         raise ValueError(f"input is {len(text)} characters; at most {MAX_INPUT_CHARS}")
-    lines = [_squash(ln) for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if ln.strip()]
+    lines = [_squash(ln) for ln in _newlines(text).split("\n") if ln.strip()]
     if len(lines) == N_SENTENCES:
         return (lines[0], lines[1], lines[2], lines[3])
+    parts = sentences(text)
+    if len(parts) > N_SENTENCES or (len(parts) < N_SENTENCES and not fragments):
+        raise ValueError(f"the input splits into {len(parts)} sentence{'s' if len(parts) != 1 else ''}; "
+                         f"exactly {N_SENTENCES} are needed "
+                         "(end each with . ! or ?, or give the four sentences one per line)")
+    while len(parts) < N_SENTENCES:
+        parts = _cut_first_fusion(parts, len(parts))
+    return (parts[0], parts[1], parts[2], parts[3])
+
+
+def punctuation_sentences(text: str) -> list[str]:
+    """The earlier rule 2 alone: a sentence ends at . ! ? or … (and closing quotes or brackets)
+    followed by a space and an upper-case letter, a digit or an opening quote."""
     flat = _squash(text)
     parts: list[str] = []
     start = 0
@@ -124,14 +145,33 @@ def split_sentences(text: str, fragments: bool = False) -> tuple[str, str, str, 
             parts.append(flat[start:m.end()].strip())
             start = m.end()
     parts.append(flat[start:].strip())
-    parts = [p for p in parts if p]
-    if len(parts) > N_SENTENCES or (len(parts) < N_SENTENCES and not fragments):
-        raise ValueError(f"the input splits into {len(parts)} sentence{'s' if len(parts) != 1 else ''} at "
-                         f". ! ? followed by a capital; exactly {N_SENTENCES} are needed "
-                         "(end each with . ! or ?, or give the four sentences one per line)")
-    while len(parts) < N_SENTENCES:
-        parts = _cut_first_fusion(parts, len(parts))
-    return (parts[0], parts[1], parts[2], parts[3])
+    return [p for p in parts if p]
+
+
+@functools.cache
+def _segmenter() -> Any:
+    import pysbd  # loaded on first use: its rule tables take a moment to build
+
+    return pysbd.Segmenter(language="en", clean=False, char_span=True)
+
+
+def sentences(text: str) -> list[str]:
+    """Rule 2: the sentences of ``text`` (whitespace runs as one space) by pySBD's English rules
+    (abbreviations such as Mr. and e.g., initials, decimals, quotations, ellipses, list items):
+    47 of the Pragmatic Segmenter's 48 English Golden Rules, against 29 for the punctuation rule
+    (``punctuation_sentences``). pySBD only says where each sentence starts and ends; the
+    sentences are cut from the text here, so no character is changed, dropped or added."""
+    flat = _squash(text)
+    spans = _segmenter().segment(flat)
+    out, pos = [], 0
+    for sp in spans:  # every character in exactly one sentence, in order; only spaces between
+        if sp.start < pos or flat[pos:sp.start].strip() or sp.end <= sp.start:
+            raise ValueError("the sentence splitter lost part of the text; please report this input")
+        out.append(flat[sp.start:sp.end].strip())
+        pos = sp.end
+    if flat[pos:].strip():
+        raise ValueError("the sentence splitter lost part of the text; please report this input")
+    return [o for o in out if o]
 
 
 def _cut_first_fusion(parts: list[str], found: int) -> list[str]:
@@ -152,10 +192,17 @@ class PassageProblem:
     reason: str
 
 
+def _newlines(text: str) -> str:
+    """Every line end as ``\\n``: CRLF, CR, NEL and the line separator U+2028 are line breaks, the
+    paragraph separator U+2029 a blank line (a paragraph break)."""
+    return (text.replace("\r\n", "\n").replace("\r", "\n").replace("\x85", "\n").replace("\u2028", "\n")
+            .replace("\u2029", "\n\n"))
+
+
 def paragraphs(passage: str) -> list[str]:
-    """Non-empty paragraphs, split at blank lines (``\\r\\n`` counts as a newline)."""
-    text = passage.replace("\r\n", "\n").replace("\r", "\n")
-    return [p.strip() for p in _PARAGRAPH_BREAK.split(text) if p.strip()]
+    """Non-empty paragraphs, split at blank lines and at the paragraph separator U+2029 (CRLF,
+    CR, NEL and U+2028 are line ends, so two of them make a blank line)."""
+    return [p.strip() for p in _PARAGRAPH_BREAK.split(_newlines(passage)) if p.strip()]
 
 
 def _short(text: str, width: int = 60) -> str:

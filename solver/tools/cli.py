@@ -204,6 +204,10 @@ def _no_answer(result: dict[str, Any]) -> str:
             head += "; but the exact oracle says one exists (please report this as a bug)"
         return head
     head = "no verified solution found" + (f" ({stop} budget ran out)" if stop else "")
+    if result.get("limit"):  # an enumeration limit cut the search: it is no evidence that none exists
+        n = int(result.get("not_tried") or 0)
+        head += (f"; incomplete: {n:,} candidate{'' if n == 1 else 's'} not tried" if n else "; incomplete") \
+            + f" ({result['limit']})"
     if oracle is False:
         head += "; the exact oracle says this puzzle has no solution"
     elif oracle is True:

@@ -29,6 +29,31 @@ def parse_indices(text: str, count: int) -> list[int]:
     return out
 
 
+def candidates_of(args: argparse.Namespace) -> int | None:
+    """``--candidates``: N >= 1, or None for 'all'. Not given: all when no model takes part in
+    choosing (``--generator enumerate --evaluator oracle``, or ``tot bench`` with only
+    ``SEARCH:enumerate:oracle`` methods: the exact enumeration and the exact
+    oracle, which then solve every puzzle whose answers are lexicon words), else 10 (what a
+    model ranks or judges per slot; a run that this cuts says so)."""
+    text = getattr(args, "candidates", None)
+    if text is None:
+        model_free = getattr(args, "generator", None) == "enumerate" and getattr(args, "evaluator", None) == "oracle"
+        methods = getattr(args, "methods", None)  # tot bench: every method enumerate + oracle
+        if isinstance(methods, str) and methods.strip():
+            specs = [m.strip().split(":") for m in methods.split(",") if m.strip()]
+            model_free = all(spec[1:] == ["enumerate", "oracle"] for spec in specs)
+        return None if model_free else 10
+    if str(text).strip().lower() == "all":
+        return None
+    try:
+        n = ascii_int(str(text))
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"--candidates must be a whole number of at least 1 or 'all', not {str(text)[:20]!r}")
+    return n
+
+
 def _load(args: argparse.Namespace) -> list[tuple[str, Puzzle]]:
     if args.puzzle_file is not None:
         if args.index is not None:
@@ -59,8 +84,12 @@ class CrosswordsPlugin:
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
         _add_source_args(parser)
         g = parser.add_argument_group("crosswords")
-        g.add_argument("--candidates", type=int, default=10,
-                       help="lexicon words per open slot for --generator enumerate/enumerate-rank (default 10)")
+        g.add_argument("--candidates", default=None,
+                       help="lexicon words per open slot for --generator enumerate/enumerate-rank: N (the N "
+                            "most frequent of every open slot) or 'all' (every word of the most constrained "
+                            "slot that fits it and its crossings: complete for fills of lexicon words). "
+                            "Default: all for --generator enumerate --evaluator oracle, else 10. "
+                            "A run cut by N says so (incomplete: ... not tried)")
         g.add_argument("--lexicon-gate", choices=FILL_LEVELS, default="none",
                        help="extra gate (not a fact): reject a thought after which some slot has no lexicon "
                             "word (slots), or not arc consistent (arc), or no complete fill (full)")
@@ -76,8 +105,7 @@ class CrosswordsPlugin:
         g.add_argument("--word-list", action="append", default=[], help="extra words, one per line")
 
     def puzzles(self, args: argparse.Namespace) -> list[tuple[str, str]]:
-        if args.candidates < 1:
-            raise ValueError("--candidates must be at least 1")
+        candidates_of(args)  # a bad --candidates fails before anything loads
         items = _load(args)
         if args.evaluator == "oracle" and any(p.answer is None for _, p in items):
             raise ValueError("--evaluator oracle needs the answer board in the puzzle")
@@ -89,7 +117,7 @@ class CrosswordsPlugin:
         else:
             lex = default_lexicon()
         return Crosswords(lex, lexicon_gate=args.lexicon_gate, require_word=args.require_word,
-                          candidates=args.candidates, fill_level=args.fill_level,
+                          candidates=candidates_of(args), fill_level=args.fill_level,
                           stop_when_full=not args.keep_going)
 
     def report(self, task: Crosswords, puzzle: str, result: Any) -> tuple[dict[str, Any], str]:
@@ -148,7 +176,8 @@ class CrosswordsPlugin:
         if gate not in FILL_LEVELS or fill not in FILL_LEVELS[1:]:
             raise ValueError("unknown crossword lexicon gate or fill level in the trace")
         candidates = options.get("candidates", 10)
-        if not isinstance(candidates, int) or isinstance(candidates, bool) or candidates < 1:
+        if candidates is not None and (not isinstance(candidates, int) or isinstance(candidates, bool)
+                                       or candidates < 1):
             raise ValueError("bad 'candidates' in the trace's run header")
         lex = default_lexicon() if gate != "none" or options.get("require_word") else None
         return Crosswords(lex, lexicon_gate=gate, require_word=bool(options.get("require_word")),  # type: ignore[arg-type]

@@ -11,35 +11,34 @@ from solver.capabilities import Needs, require
 from solver.lm.session import Session
 from solver.task import Thought
 from tasks.crosswords.parts import CandidateWords, rank_prompt
-from verifiers.crossword import EMPTY
 
 
 @dataclass(slots=True)
 class ClueRank:
-    """Per open slot (most constrained first, at most ``slots`` of them), the lexicon's
-    ``candidates`` most frequent matching words, scored with one scoring call per slot:
-    log P(" WORD\\n" | clue, letters), normalised over that slot's candidates so slots compare.
-    Without a model the words keep lexicon order."""
+    """The task's enumeration (``CandidateWords``: every word of the most constrained slot, or
+    the ``candidates`` most frequent words of each open slot; at most ``slots`` slots), scored
+    with one scoring call per slot: log P(" WORD\\n" | clue, letters), normalised over that
+    slot's candidates so slots compare. Without a model the words keep lexicon order. The model
+    only orders the words; which words exist is the enumeration's (a cut is reported)."""
 
     slots: int | None = None
     name: str = "enumerate-rank"
     needs: ClassVar[Needs] = Needs((CandidateWords,))  # the crossword's lexicon; ranks with a model when there is one
 
+    @property
+    def exhaustive(self) -> bool:
+        """Every thought of the task's enumeration (its own cut is reported by the gated step)."""
+        return self.slots is None
+
     async def __call__(self, task: Any, state: Any, model: Session | None) -> list[Thought]:
         words_part = require(task, CandidateWords, f"generator `{self.name}`")
-        grid, lexicon, candidates = state.grid, words_part.lexicon, words_part.candidates
-        per_slot = []
-        for s in grid.open_slots():
-            idx = lexicon.index(s.length)
-            hits = idx.indices(grid.pattern(s).replace(EMPTY, "?").lower())
-            if hits.size:
-                per_slot.append((hits.size, s, [idx.words[i].upper() for i in hits[: candidates]]))
-        per_slot.sort(key=lambda t: t[0])
+        per_slot, _cut = words_part.slot_words(state)
+        per_slot = [(s, words) for s, words in per_slot if words]  # a slot nothing fits gives no thought
         per_slot = per_slot[: self.slots] if self.slots else per_slot
         if model is None:
-            return [Thought(f"{s.name}. {w}") for _, s, words in per_slot for w in words]
+            return [Thought(f"{s.name}. {w}") for s, words in per_slot for w in words]
         out: list[Thought] = []
-        for _, s, words in per_slot:
+        for s, words in per_slot:
             scores = await model.score(rank_prompt(state, s), [f" {w}\n" for w in words], "rank")
             if scores is None:
                 out.extend(Thought(f"{s.name}. {w}") for w in words)

@@ -4,6 +4,7 @@ options, its own evaluators and ranking, and the answer rules without the key.""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Sequence
 
@@ -11,7 +12,7 @@ from solver.task import Thought
 from tasks.crosswords import prompts
 from tasks.crosswords.data import parse_puzzle_text
 from tasks.crosswords.state import CrosswordState, Words, letters_of, parse_thought
-from verifiers.crossword import EMPTY, LAYOUT_5X5, Slot, consistent, parse_board, report_grid
+from verifiers.crossword import EMPTY, LAYOUT_5X5, Grid, Slot, arc_domains, consistent, parse_board, report_grid
 from verifiers.verdict import Invalid
 
 __all__ = ["CONFIDENCE", "CandidateWords", "CluePrompts", "GateOptions", "GridRules", "KeyOracle", "RestoreBoard",
@@ -21,27 +22,66 @@ CONFIDENCE = {"certain": 1.0, "high": 0.75, "medium": 0.5, "low": 0.25}
 
 
 class CandidateWords:
-    """LegalMoves: the ``candidates`` most frequent lexicon words of each open slot, most
-    constrained slot first (fewest matching words), so unranked enumeration tries the tightest
-    slot first. Also the lexicon of the task's own ranking and fillability evaluator."""
+    """LegalMoves and LimitedMoves: the lexicon words a search may place, and what a limit cut.
 
-    def __init__(self, words: Words, candidates: int) -> None:
-        self.words, self.candidates = words, candidates
+    ``candidates`` None (every word): the open slot with the fewest words that fit its letters
+    and its crossings (arc consistency over the open slots) and *all* of those words, most
+    frequent first. Branching on one slot over its whole domain is complete for fills whose ten
+    entries are all lexicon words: such a fill survives arc consistency, so its word for the slot
+    is among the thoughts at every state on its way. ``candidates`` N: the N most frequent words
+    fitting each open slot's letters, most constrained slot first (the paper's setting for a
+    model to choose from); what that cut is reported (``enumeration_cut``), never silent.
+    Also the lexicon of the task's own ranking and fillability evaluator."""
+
+    def __init__(self, words: Words, candidates: int | None, lexicon_gate: str = "none") -> None:
+        self.words, self.candidates, self.lexicon_gate = words, candidates, lexicon_gate
 
     @property
     def lexicon(self) -> Any:
         return self.words.lexicon
 
+    def slot_words(self, state: CrosswordState) -> tuple[list[tuple[Slot, list[str]]], int]:
+        """Per slot offered, most constrained first, its words (upper case, most frequent first);
+        and how many fitting words the ``candidates`` limit left out (0 when none)."""
+        return _slot_words(self.lexicon, state.board, self.candidates)
+
     def legal_thoughts(self, state: CrosswordState) -> Sequence[Thought]:
-        grid = state.grid
-        per_slot = []
-        for s in grid.open_slots():
-            pat = grid.pattern(s).replace(EMPTY, "?")
-            idx = self.lexicon.index(s.length)
-            hits = idx.indices(pat.lower())
-            per_slot.append((hits.size, s, [idx.words[i] for i in hits[: self.candidates]]))
-        per_slot.sort(key=lambda t: t[0])
-        return [Thought(f"{s.name}. {w.upper()}") for _, s, words in per_slot for w in words]
+        per_slot, _cut = self.slot_words(state)
+        return [Thought(f"{s.name}. {w}") for s, words in per_slot for w in words]
+
+    def enumeration_cut(self, state: CrosswordState) -> tuple[int, str] | None:
+        if self.candidates is not None:
+            _per_slot, cut = self.slot_words(state)
+            return (cut, f"--candidates {self.candidates} per slot") if cut else None
+        if self.lexicon_gate == "none":
+            # Complete for fills of lexicon words only; the gate (facts only) also accepts fills
+            # whose crossing entries are not words, which this enumeration never offers.
+            return 0, "only fills whose ten entries are all lexicon words are enumerated"
+        return None
+
+
+@functools.lru_cache(maxsize=4)
+def _slot_words(lexicon: Any, board: str, candidates: int | None) -> tuple[list[tuple[Slot, list[str]]], int]:
+    """The enumeration of ``CandidateWords`` (a pure function of its arguments, memoised: the
+    gated step asks for the cut of the state it has just enumerated)."""
+    grid = Grid(LAYOUT_5X5, board)
+    if candidates is None:
+        doms, reason = arc_domains(grid, lexicon)
+        if reason or not doms:
+            return [], 0  # some open slot has no lexicon word left: no fill of lexicon words exists
+        name = min(doms, key=lambda n: (doms[n].size, LAYOUT_5X5.names.index(n)))
+        slot = LAYOUT_5X5.slot(name)
+        words = lexicon.index(slot.length).words
+        return [(slot, [words[i].upper() for i in doms[name]])], 0
+    per_slot = []
+    cut = 0
+    for s in grid.open_slots():
+        idx = lexicon.index(s.length)
+        hits = idx.indices(grid.pattern(s).replace(EMPTY, "?").lower())
+        cut += max(0, int(hits.size) - candidates)
+        per_slot.append((hits.size, s, [idx.words[i].upper() for i in hits[:candidates]]))
+    per_slot.sort(key=lambda t: t[0])
+    return [(s, words) for _, s, words in per_slot], cut
 
 
 def clue_lines(state: CrosswordState, only_open: bool = False) -> str:

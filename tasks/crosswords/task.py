@@ -38,14 +38,15 @@ __all__ = ["CONFIDENCE", "CrosswordState", "Crosswords", "letters_of", "parse_th
 class Crosswords:
     """The mini-crossword task. ``lexicon_gate``: extra, non-factual gate on each new state
     (none, slots, arc, full); ``require_word``: a placed word must be in the lexicon;
-    ``candidates``: lexicon words per open slot offered by its legal moves; ``stop_when_full``:
+    ``candidates``: lexicon words per open slot offered by its legal moves (None: every word
+    of the most constrained slot that fits it and its crossings; a cut is always reported); ``stop_when_full``:
     a complete grid ends the search (else it is judged like any other state)."""
 
     name = "crosswords"
     max_depth = 10
 
     def __init__(self, lexicon: Lexicon | None = None, *, lexicon_gate: FillLevel = "none",
-                 require_word: bool = False, candidates: int = 10, fill_level: FillLevel = "arc",
+                 require_word: bool = False, candidates: int | None = 10, fill_level: FillLevel = "arc",
                  stop_when_full: bool = True) -> None:
         self.words = Words(lexicon)
         self.lexicon_gate: FillLevel = lexicon_gate
@@ -55,7 +56,9 @@ class Crosswords:
         self.stop_when_full = stop_when_full
         options = {"lexicon_gate": lexicon_gate, "require_word": require_word, "candidates": candidates,
                    "fill_level": fill_level, "stop_when_full": stop_when_full}
-        self.parts = (CandidateWords(self.words, candidates), CluePrompts(), KeyOracle(), RestoreBoard(),
+        if candidates is not None and candidates < 1:
+            raise ValueError("candidates must be at least 1 (or None: every word)")
+        self.parts = (CandidateWords(self.words, candidates, lexicon_gate), CluePrompts(), KeyOracle(), RestoreBoard(),
                       GateOptions(options), ClueEvaluators(fill_level), ClueRanking(), GridRules(),
                       CrosswordsGrammar(self.words))
 
