@@ -49,8 +49,8 @@ def make_backend(s: ModelSettings) -> Backend:
         from solver.lm.pool import EndpointPool, split_urls
 
         urls: list[str | None] = [*split_urls(s.base_url)] or [None]
-        ends = [OpenAIBackend(model, url, timeout=s.timeout, max_retries=s.retries, scoring=s.scoring)
-                for url in urls]
+        ends = [OpenAIBackend(model, url, timeout=s.timeout, max_retries=s.retries, scoring=s.scoring,
+                              thinking=s.thinking) for url in urls]
         return ends[0] if len(ends) == 1 else EndpointPool(ends, s.concurrency)
     raise ValueError(f"unknown backend {s.backend!r}; use local or openai")
 

@@ -53,6 +53,7 @@ class ModelSettings:
     model: str | None = None
     base_url: str | None = None  # one URL, or several separated by commas (an endpoint pool)
     scoring: str = "auto"  # OpenAI-compatible servers: auto, echo or top-logprobs
+    thinking: str = "auto"  # reasoning models: auto, on, off, low/medium/high or a token bound (--thinking)
     grammar: bool = True  # propose/sample decode under the task's ThoughtGrammar (--grammar off: not)
     timeout: float = 60.0
     retries: int = 3

@@ -11,6 +11,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from solver.lm.base import Completion, EndpointDown, GenParams, LMError, ServerTooSlow, ServerUnavailable
 from solver.lm.capabilities import FEATURES, TOP_K, Capabilities, probe
+from solver.lm.thinking import Thinking, parse_thinking, split_thinking
 
 Notify = Callable[[str], None]
 __all__ = ["EndpointDown", "OpenAIBackend", "ServerTooSlow", "ServerUnavailable"]
@@ -39,7 +40,7 @@ class OpenAIBackend:
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 3, scoring: str = "auto",
-                 notify: Notify | None = stderr_notice) -> None:
+                 notify: Notify | None = stderr_notice, thinking: Thinking | str = "auto") -> None:
         import openai
 
         if scoring not in ("auto", "echo", "top-logprobs"):
@@ -69,6 +70,10 @@ class OpenAIBackend:
         self._caps_lock = asyncio.Lock()
         self._said_scoring = False
         self._said_grammar = False
+        self.thinking = thinking if isinstance(thinking, Thinking) else parse_thinking(thinking)
+        self._thinking_refused = False  # the server answered 400 to the --thinking fields
+        self._said_thinking = False
+        self._said_ignored = False
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
@@ -182,11 +187,11 @@ class OpenAIBackend:
     # -- completions ------------------------------------------------------------------------
     async def _one(self, prompt: str, params: GenParams, n: int, seed: int | None) -> Completion:
         kwargs: dict[str, Any] = {"model": self.model, "n": n, "temperature": params.temperature,
-                                  "max_tokens": params.max_tokens}
+                                  "max_tokens": params.max_tokens + self.thinking.extra_tokens()}
+        extra: dict[str, Any] = {}
         if params.grammar is not None:
-            extra = await self.grammar_fields(params.grammar)
-            if extra:
-                kwargs["extra_body"] = extra
+            extra.update(await self.grammar_fields(params.grammar))
+        asked = self._thinking_fields(params.chat)
         if params.stop:
             kwargs["stop"] = list(params.stop)
         if seed is not None:
@@ -200,26 +205,84 @@ class OpenAIBackend:
                 kwargs["logprobs"] = params.logprobs
         try:
             if params.chat:
+                messages = [{"role": "user", "content": prompt}]
                 try:
-                    resp = await self.request("chat", self._client.chat.completions.create,
-                                              messages=[{"role": "user", "content": prompt}], **kwargs)
+                    resp = await self._chat(messages, kwargs, extra, asked)
                 except LMError as exc:
                     if exc.status in (404, 405, 501):
                         raise LMError(f"the server at {self.base_url} has no chat completions (capability: chat; "
                                       f"it answered HTTP {exc.status}); drop --chat") from None
                     raise
-                texts = [c.message.content or "" for c in resp.choices]
+                raw = [(c.message.content or "", _reasoning_field(c.message)) for c in resp.choices]
             else:
+                if extra:
+                    kwargs["extra_body"] = extra
                 resp = await self.request("completion", self._client.completions.create, prompt=prompt, **kwargs)
-                texts = [c.text or "" for c in resp.choices]
+                raw = [(c.text or "", _reasoning_field(c)) for c in resp.choices]
             logprobs = [_total_logprob(c) for c in resp.choices] if params.logprobs is not None else []
         except _MALFORMED as exc:  # a body that is not JSON, or JSON of the wrong shape
             raise LMError(_safe_message(exc, self._secret, "malformed response from server")) from None
-        if not all(isinstance(t, str) for t in texts):
+        if not all(isinstance(t, str) and isinstance(r, str) for t, r in raw):
             raise LMError("malformed response from server: a choice's text is not a string")
+        texts, thinking = [], []
+        for text, field in raw:
+            thought, answer = split_thinking(text)
+            texts.append(answer)
+            thinking.append("\n".join(x for x in (field.strip(), thought) if x))
         usage = getattr(resp, "usage", None)
+        completion_tokens = _count(getattr(usage, "completion_tokens", 0))
+        reasoning = _reasoning_tokens(usage, completion_tokens, texts, thinking)
+        self._check_thinking(thinking, reasoning, len(texts))
         return Completion(texts=texts, prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
-                          completion_tokens=_count(getattr(usage, "completion_tokens", 0)), logprobs=logprobs)
+                          completion_tokens=completion_tokens, logprobs=logprobs,
+                          thinking=thinking if any(thinking) else [], reasoning_tokens=reasoning)
+
+    def _thinking_fields(self, chat: bool) -> dict[str, object]:
+        """The ``--thinking`` fields for this request ({} where they do not apply), said once where
+        they cannot: completions carry no chat template to pass them to."""
+        fields = self.thinking.fields()
+        if not fields or self._thinking_refused:
+            return {}
+        if not chat:
+            if not self._said_thinking and self.thinking.mode != "budget":
+                self._said_thinking = True
+                self._note(f"--thinking {self.thinking}: applies to chat requests (--chat) only; completions have "
+                           "no chat template to pass it to, so thinking there is read and kept apart, not turned off")
+            return {}
+        return fields
+
+    async def _chat(self, messages: list[dict[str, str]], kwargs: dict[str, Any], extra: dict[str, Any],
+                    asked: dict[str, object]) -> Any:
+        """One chat request with the ``--thinking`` fields; sent again without them, said once,
+        when the server refuses them (HTTP 400/422: OpenAI refuses fields it does not know)."""
+        body = {**extra, **asked}
+        try:
+            return await self.request("chat", self._client.chat.completions.create, messages=messages,
+                                      **kwargs, **({"extra_body": body} if body else {}))
+        except LMError as exc:
+            if not asked or exc.status not in (400, 422):
+                raise
+        self._thinking_refused = True
+        self._note(f"--thinking {self.thinking}: {self.base_url} refused the fields that ask for it "
+                   f"({', '.join(asked)}); sending without them, thinking is the server's default")
+        return await self.request("chat", self._client.chat.completions.create, messages=messages,
+                                  **kwargs, **({"extra_body": extra} if extra else {}))
+
+    def _check_thinking(self, thinking: list[str], reasoning_tokens: int, samples: int) -> None:
+        """Say once when the server did not do what ``--thinking`` asked."""
+        if self._said_ignored or not any(thinking) or self._thinking_refused:
+            return
+        t = self.thinking
+        if t.mode == "off":
+            why = "thought anyway"
+        elif t.mode == "budget" and reasoning_tokens > t.tokens * max(1, samples):
+            why = f"thought {reasoning_tokens} tokens for {samples} sample(s), more than {t.tokens} each"
+        else:
+            return
+        self._said_ignored = True
+        self._note(f"--thinking {t}: the model at {self.base_url} {why}: the server ignores the request "
+                   "(vLLM and SGLang need a reasoning parser, llama.cpp's server --reasoning-budget); "
+                   "the thinking is kept apart from the answer and counted")
 
     async def complete(self, prompt: str, params: GenParams) -> Completion:
         if self._ignores_n and params.n > 1:  # learned earlier: ask for every sample at once
@@ -234,6 +297,11 @@ class OpenAIBackend:
         for more in extra:
             if not more.texts:
                 raise LMError("server returned no choices")
+            if more.thinking and not out.thinking:
+                out.thinking = [""] * len(out.texts)
+            if out.thinking:
+                out.thinking.append(more.thinking[0] if more.thinking else "")
+            out.reasoning_tokens += more.reasoning_tokens
             out.texts.append(more.texts[0])
             if params.logprobs is not None:
                 out.logprobs.append(more.logprobs[0] if more.logprobs else None)
@@ -241,6 +309,7 @@ class OpenAIBackend:
             out.completion_tokens += more.completion_tokens
         out.texts = out.texts[: params.n]
         out.logprobs = out.logprobs[: params.n]
+        out.thinking = out.thinking[: params.n]
         return out
 
     # -- scoring ----------------------------------------------------------------------------
@@ -366,6 +435,32 @@ def _retry_after(response: Any) -> float | None:
 def _count(value: object) -> int:
     """A token count from a server; anything but a non-negative integer counts as 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _reasoning_field(obj: Any) -> str:
+    """The thinking a server sent beside the answer: ``reasoning_content`` (vLLM before 0.11,
+    SGLang, llama.cpp's server, DeepSeek's API) or ``reasoning`` (vLLM 0.11 and later, Ollama's
+    OpenAI API); "" when neither is there."""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(obj, name, None)
+        if value is None:
+            value = (getattr(obj, "model_extra", None) or {}).get(name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _reasoning_tokens(usage: Any, completion_tokens: int, texts: list[str], thinking: list[str]) -> int:
+    """Tokens spent thinking: the server's count (``completion_tokens_details.reasoning_tokens``,
+    OpenAI's and vLLM's) where it gives one; else the thinking's share of the completion tokens
+    by characters (servers count thinking in ``completion_tokens`` either way)."""
+    details = getattr(usage, "completion_tokens_details", None)
+    given = getattr(details, "reasoning_tokens", None)
+    if isinstance(given, int) and not isinstance(given, bool) and given >= 0:
+        return given
+    thought = sum(len(t) for t in thinking)
+    total = thought + sum(len(t) for t in texts)
+    return round(completion_tokens * thought / total) if thought else 0
 
 
 def _total_logprob(choice: Any) -> float | None:

@@ -93,6 +93,11 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
                    help="how a server scores continuations: echoed prompt log-probabilities, or the top "
                         "log-probabilities of one generated token; auto asks the server (default)")
     m.add_argument("--chat", action="store_true", help="use chat completions and chat-style prompts")
+    m.add_argument("--thinking", default="auto", metavar="MODE",
+                   help="reasoning models (servers): auto (the server's default), on, off, low/medium/high "
+                        "(reasoning_effort) or N (at most N tokens of thinking; each request's max_tokens grows "
+                        "by N). Thinking is never read as a thought or an answer; it goes in the trace and "
+                        "its tokens count in usage and budget")
     m.add_argument("--grammar", choices=["on", "off"], default="on",
                    help="propose/sample decode under the grammar of legal thoughts the task writes from "
                         "its rules, where the model backend can (default on); the gate checks every "
@@ -177,11 +182,21 @@ def settings_from(args: argparse.Namespace) -> Settings:
         max_rounds=args.max_rounds)
     model = ModelSettings(
         temperature=args.temperature, seed=args.seed, chat=args.chat, backend=backend, model=args.model,
-        base_url=_urls(args.base_url), scoring=args.scoring, grammar=args.grammar == "on", timeout=args.timeout,
+        base_url=_urls(args.base_url), scoring=args.scoring, thinking=_thinking(args.thinking),
+        grammar=args.grammar == "on", timeout=args.timeout,
         retries=args.retries,
         concurrency=args.concurrency, cache=args.cache, cache_mode=args.cache_mode, context=args.context,
         prices=dict(args.price))
     return Settings(search, model, budget_from(args))
+
+
+def _thinking(value: str) -> str:
+    from solver.lm.thinking import parse_thinking
+
+    try:
+        return str(parse_thinking(value))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def budget_from(args: argparse.Namespace) -> Budget:
