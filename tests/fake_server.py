@@ -35,6 +35,10 @@ thinking unless ``ignore_thinking_off``; with ``refuse_thinking_fields`` any req
 ``chat_template_kwargs``, ``reasoning_effort`` or ``thinking_token_budget`` is refused with 400 (as
 OpenAI refuses fields it does not know).
 
+``GET /props`` answers ``{"total_slots": slots}`` as llama.cpp's own server (llama-server) does,
+unless ``slots`` is None (404, as llama-cpp-python's server); ``serial`` makes the server answer
+one request at a time (as llama-cpp-python's server does), the others waiting their turn.
+
 ``stall_after``: from that many answered requests on, every request hangs (``timeout`` mode): a
 server that stops answering mid-run. ``busy`` counts the requests being handled at once
 (``max_busy``: the most seen), so tests can see whether a client piles work on a server.
@@ -78,6 +82,11 @@ class Script:
     ignore_thinking_off: bool = False
     refuse_thinking_fields: bool = False
     stall_after: int | None = None
+    slots: int | None = 4
+    serial: bool = False
+    echo_delay: float = 0.0  # extra seconds an echo request takes (llama.cpp's echo is slow)
+    grammar: bool = False  # True: honour llama.cpp's ``grammar`` field (answer "zebra zebra" to the probe's)
+    grammar_delay: float = 0.0  # extra seconds a request under a grammar takes
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -99,6 +108,7 @@ class FakeOpenAIServer:
         self.busy = 0
         self.max_busy = 0
         self._lock = threading.Lock()
+        self._serial = threading.Lock()
         self._stop = threading.Event()
         self._httpd = _QuietServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -144,7 +154,9 @@ class FakeOpenAIServer:
                 return None
 
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/") == "/props" and server.script.slots is not None:
+                    self._send(200, json.dumps({"total_slots": server.script.slots}).encode())
+                elif self.path.rstrip("/").endswith("/models"):
                     data = {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "me",
                                                         "permissions": []}]}
                     self._send(200, json.dumps(data).encode())
@@ -165,7 +177,11 @@ class FakeOpenAIServer:
                     server.busy += 1
                     server.max_busy = max(server.max_busy, server.busy)
                 try:
-                    self._answer(mode, body or {})
+                    if server.script.serial:
+                        with server._serial:
+                            self._answer(mode, body or {})
+                    else:
+                        self._answer(mode, body or {})
                 finally:
                     with server._lock:
                         server.busy -= 1
@@ -237,11 +253,17 @@ class FakeOpenAIServer:
                                      "type": "invalid_request_error", "param": None, "code": None}}
                     self._send(400, json.dumps(err).encode())
                     return
+                if body.get("echo") and s.echo_delay:
+                    server._stop.wait(s.echo_delay)
+                if body.get("grammar") and s.grammar and s.grammar_delay:
+                    server._stop.wait(s.grammar_delay)
                 n = int(body.get("n") or 1) if mode == "ok" else 1
                 chat = self.path.endswith("/chat/completions")
                 off = (body.get("chat_template_kwargs") or {}).get("enable_thinking") is False
                 thinking = None if off and not s.ignore_thinking_off else s.thinking
                 answer, reasoning, finish = s.text, None, "stop"
+                if body.get("grammar") and s.grammar and "zebra" in str(body["grammar"]):
+                    answer = "zebra zebra"  # the capability probe's grammar, honoured
                 if thinking in ("field", "reasoning"):
                     reasoning = s.thinking_text
                 elif thinking == "think":
