@@ -204,6 +204,19 @@ def test_default_search_scores_states_on_the_server(server: str, capsys: Any) ->
     assert "scoring by top-logprobs" not in err  # forced, not chosen: nothing to report
 
 
+def test_default_settings_score_by_cost_one_request_at_a_time(server: str, capsys: Any) -> None:
+    # The case: the defaults (enumerate + likelihood, --scoring auto, --concurrency unset) on
+    # this server. Echo is supported but far slower, so auto must score labels by top-logprobs; the
+    # server serves one request at a time, so it must get one at a time. Three calls, no failures.
+    code, out, err = _run(["solve", "game24", "1 2 4 7", "--base-url", server, "--model", MODEL,
+                           "--budget-calls", "3", "--json"], capsys)
+    assert code == 0, err
+    res = json.loads(out.strip().splitlines()[-1])
+    assert res["failed_calls"] == 0 and res["calls"] == 3 and res["stopped_by"] == "calls"
+    assert "scoring by top-logprobs for labels" in err
+    assert "serves one request at a time" in err
+
+
 def test_bench_two_methods_through_base_url(server: str, tmp_path: Path, capsys: Any) -> None:
     out_dir = tmp_path / "bench"
     argv = ["bench", "game24", "--generated", "--range", "1-2", "--methods", "io,cot", "--base-url", server,

@@ -309,7 +309,7 @@ def test_an_endpoint_without_grammar_support_gets_no_grammar_and_the_run_says_so
     """The fake answers its scripted text whatever the request asks: it honours no grammar. After
     the probe (one request per way of sending a grammar), no request carries a grammar field."""
     capabilities.forget()
-    fields = ("grammar", "structured_outputs", "guided_grammar")
+    fields = ("grammar", "structured_outputs", "guided_grammar", "ebnf")
     with FakeOpenAIServer(["ok"], text="1 + 1 = 2 (left: 2 4 6)") as srv:
         code = main(["solve", "game24", "4 6 1 1", "--base-url", srv.url, "--model", "fake-model",
                      "--generator", "propose", "--evaluator", "value", "--breadth", "2"])

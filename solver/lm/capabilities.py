@@ -21,11 +21,11 @@ __all__ = ["Capabilities", "FEATURES", "GRAMMAR_SLOW", "GRAMMAR_WAYS", "PROBE_PR
 
 FEATURES = ("chat", "n", "echo", "top_logprobs", "seed", "grammar", "parallel", "costs", "grammar_cost")
 PROBE_PROMPT = "Count: 1 2 3 4"
-# Scoring costs are measured on a prompt of a few dozen tokens: long enough that a server whose
-# echo works per prompt token (llama.cpp's builds log-probabilities over the whole vocabulary for
-# each) shows it, short enough that the probe stays cheap.
-COST_PROMPT = ("Evaluate if given numbers can reach 24 (sure/likely/impossible)\n10 14\n10 + 14 = 24\nsure\n"
-               "11 12\n11 + 12 = 23\nimpossible\n4 4 10\n")
+# Scoring costs are measured on a short prompt (about twenty tokens): a server whose echo works per
+# prompt token (llama.cpp's builds log-probabilities over the whole vocabulary for each) shows it
+# even there, and a server that does not cancel an abandoned request (llama-cpp-python's) is kept
+# busy with it for seconds, not minutes.
+COST_PROMPT = "Evaluate if given numbers can reach 24 (sure/likely/impossible)\n4 4 10\n"
 # A server answering this fast needs no limit on requests in flight: queueing there costs nothing,
 # and timings this short are mostly noise.
 FAST_ANSWER = 0.05
@@ -36,9 +36,10 @@ TOP_K = 20
 PROBE_GRAMMAR_TEXT = "zebra zebra"
 PROBE_GRAMMAR = f'root ::= "{PROBE_GRAMMAR_TEXT}"\n'
 # How a server takes a GBNF grammar, tried in this order: llama.cpp's server (``grammar``), vLLM's
-# structured outputs (``structured_outputs.grammar``, vLLM 0.10.2 and later) and vLLM's older
-# ``guided_grammar``. Each is sent in the request body beside the OpenAI fields.
-GRAMMAR_WAYS = ("grammar", "structured_outputs", "guided_grammar")
+# structured outputs (``structured_outputs.grammar``, vLLM 0.10.2 and later), vLLM's older
+# ``guided_grammar`` and SGLang's ``ebnf`` (its default backend, XGrammar, reads GBNF). Each is
+# sent in the request body beside the OpenAI fields.
+GRAMMAR_WAYS = ("grammar", "structured_outputs", "guided_grammar", "ebnf")
 
 
 class _Prober(Protocol):
@@ -207,6 +208,8 @@ def grammar_body(way: str | bool | None, grammar: str) -> dict[str, object]:
         return {"structured_outputs": {"grammar": grammar}}
     if way == "guided_grammar":
         return {"guided_grammar": grammar}
+    if way == "ebnf":
+        return {"ebnf": grammar}
     return {}
 
 
@@ -282,6 +285,7 @@ async def _grammar_cost(b: _Prober) -> dict[str, float]:
     caps = await probe(b, ("grammar",))
     if not caps.grammar:
         return {}
+    await _timed(b, prompt=PROBE_PROMPT, max_tokens=1)  # waits out whatever the server still does
     plain_s, plain = await _timed(b, prompt=PROBE_PROMPT, max_tokens=8)
     gram_s, gram = await _timed(b, prompt=PROBE_PROMPT, max_tokens=8,
                                 extra_body=grammar_body(caps.grammar, PROBE_GRAMMAR))
@@ -328,8 +332,10 @@ async def _parallel(b: _Prober) -> tuple[int, str]:
 
 # Two requests at once taking this many times one request's time: served one after the other.
 SERIAL_RATIO = 1.5
-# The echo probe is abandoned after ECHO_BOUND times the top-logprobs probe (at least ECHO_FLOOR s).
-ECHO_BOUND = 20.0
+# The echo probe is abandoned after ECHO_BOUND times the top-logprobs probe (at least ECHO_FLOOR s):
+# slower than that, echo cannot be the cheaper way to score labels (it needs one request per label),
+# and for longer texts it is needed whatever it costs.
+ECHO_BOUND = 2.0
 ECHO_FLOOR = 2.0
 # Decoding under a grammar this many times slower per token than without: too slow to be worth it
 # (--grammar auto decodes unconstrained there; the gate checks every thought either way).

@@ -10,7 +10,7 @@ import sys
 from typing import Any, Awaitable, Callable, Sequence
 
 from solver.lm.base import Completion, EndpointDown, GenParams, LMError, ServerTooSlow, ServerUnavailable
-from solver.lm.capabilities import FEATURES, GRAMMAR_SLOW, TOP_K, Capabilities, probe
+from solver.lm.capabilities import FEATURES, GRAMMAR_SLOW, GRAMMAR_WAYS, TOP_K, Capabilities, probe
 from solver.lm.thinking import Thinking, parse_thinking, split_thinking
 
 Notify = Callable[[str], None]
@@ -152,8 +152,7 @@ class OpenAIBackend:
             hint = "; this server scores slowly by echo: try --scoring top-logprobs"
         elif what == "score":
             hint = "; try another evaluator (--evaluator value)"
-        elif kwargs.get("extra_body") and any(k in kwargs["extra_body"] for k in ("grammar", "structured_outputs",
-                                                                                  "guided_grammar")):
+        elif kwargs.get("extra_body") and any(k in kwargs["extra_body"] for k in GRAMMAR_WAYS):
             hint = "; this server decodes grammars slowly: try --grammar off"
         else:
             hint = ""
