@@ -98,7 +98,7 @@ class OpenAIBackend:
         the first slow request on, this endpoint gets one request at a time. Errors (refused or
         dropped connections, 408/409/429/5xx) are retried ``max_retries`` times with backoff."""
         number = next(self._numbers)
-        if not what.startswith("probe"):
+        if what in ("completion", "chat", "score"):  # not the probes themselves, nor listing models
             await self._capacity()
         errors = 0
         while True:
