@@ -54,6 +54,7 @@ class Usage:
     replayed_tokens: int = 0  # tokens of cache hits, counted as when they were recorded
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0  # the part of completion_tokens a reasoning model spent thinking
     steps: int = 0
     started: float = field(default_factory=time.monotonic)
     budget: Budget = field(default_factory=Budget)
@@ -108,4 +109,6 @@ class Usage:
             "steps": self.steps,
             "seconds": round(self.seconds, 3),
             "cost": self.cost,
+            # only when a model thought: outputs of runs without reasoning models stay as they were
+            **({"reasoning_tokens": self.reasoning_tokens} if self.reasoning_tokens else {}),
         }

@@ -19,7 +19,7 @@ from solver.capabilities import (
 from solver.evaluators import EVALUATORS, Evaluator, make_evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import GENERATORS, Generator, make_generator
-from solver.lm.base import Backend
+from solver.lm.base import Backend, ServerUnavailable
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.searches import get_search
@@ -27,7 +27,7 @@ from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings,
 from solver.task import ValueScale
 from solver.trace import Trace
 
-__all__ = ["DEFAULT_EVALUATOR", "DEFAULT_GENERATOR", "ModelSettings", "SearchSettings", "Settings",
+__all__ = ["DEFAULT_EVALUATOR", "DEFAULT_GENERATOR", "ModelSettings", "RunStopped", "SearchSettings", "Settings",
            "check_settings", "make_backend", "make_client", "make_parts", "needs_model", "solve", "usage_for"]
 
 
@@ -49,8 +49,9 @@ def make_backend(s: ModelSettings) -> Backend:
         from solver.lm.pool import EndpointPool, split_urls
 
         urls: list[str | None] = [*split_urls(s.base_url)] or [None]
-        ends = [OpenAIBackend(model, url, timeout=s.timeout, max_retries=s.retries, scoring=s.scoring)
-                for url in urls]
+        ends = [OpenAIBackend(model, url, timeout=s.timeout, max_retries=s.retries, scoring=s.scoring,
+                              thinking=s.thinking, probe_parallel=s.probe_parallel,
+                              grammar="on" if s.grammar_forced else "auto") for url in urls]
         return ends[0] if len(ends) == 1 else EndpointPool(ends, s.concurrency)
     raise ValueError(f"unknown backend {s.backend!r}; use local or openai")
 
@@ -127,4 +128,16 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=o.method,
                model=client.backend.name if client else None, generator=o.generator,
                evaluator=o.evaluator, breadth=o.breadth, seed=s.model.seed, gate=o.gate)
-    return await search(run, o)
+    try:
+        return await search(run, o)
+    except ServerUnavailable as exc:  # the server stopped answering: the results so far, then the error
+        raise RunStopped(run.result(None, None, "server", error=str(exc)), str(exc)) from None
+
+
+class RunStopped(ServerUnavailable):
+    """A run ended by a server that stopped answering (or refused every connection): ``result``
+    holds what the search had done so far (stopped_by "server", its trace ended)."""
+
+    def __init__(self, result: SearchResult, message: str) -> None:
+        super().__init__(message)
+        self.result = result

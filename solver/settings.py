@@ -53,10 +53,13 @@ class ModelSettings:
     model: str | None = None
     base_url: str | None = None  # one URL, or several separated by commas (an endpoint pool)
     scoring: str = "auto"  # OpenAI-compatible servers: auto, echo or top-logprobs
+    thinking: str = "auto"  # reasoning models: auto, on, off, low/medium/high or a token bound (--thinking)
+    grammar_forced: bool = False  # --grammar on: keep grammars on a server that decodes them slowly
     grammar: bool = True  # propose/sample decode under the task's ThoughtGrammar (--grammar off: not)
     timeout: float = 60.0
     retries: int = 3
     concurrency: int = 4
+    probe_parallel: bool = True  # probe whether a server serves requests at once (False: --concurrency given)
     cache: str | None = None
     cache_mode: CacheMode = "record"
     context: int | None = None  # embedded model: cap on its context window (None: TOT_CONTEXT or 8192)

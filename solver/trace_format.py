@@ -84,7 +84,9 @@ FIELDS: dict[str, tuple[str, str]] = {
     "report": (OBJECT, "the answer report: {verified, rules, checks: [{name, passed, detail, required}]}"),
     "text": (TEXT, "raw_answer: the model's output (first 500 characters)"),
     "valid": (BOOL, "raw_answer: the parsed answer passed the exact check"),
-    "purpose": (TEXT, "lm_error: what the failed call was for"),
+    "purpose": (TEXT, "lm_error: what the failed call was for; thinking: what the call was for"),
+    "thinking": (TEXT, "thinking: what a reasoning model thought before its answers (never read as one)"),
+    "reasoning_tokens": (INT, "thinking, end: tokens spent thinking (part of completion_tokens)"),
     "error": (TEXT, "lm_error: the error; end: the error that ended the run, if any"),
     "stopped_by": (TEXT, "end: the budget that ran out (calls, tokens, steps, seconds, ...); null if none"),
     "exhausted": (BOOL, "end: a complete search visited every state and found no answer (a proof)"),
@@ -122,7 +124,7 @@ class EventSpec:
 _END = ("answer", "report", "stopped_by", "proposed", "rejected", "expanded", "exhausted", "error",
         "raw_answers", "invalid_answers", "calls", "backend_calls", "cache_hits", "failed_calls",
         "replayed_tokens", "prompt_tokens", "completion_tokens", "tokens", "steps", "seconds", "cost",
-        "not_tried", "limit")
+        "not_tried", "limit", "reasoning_tokens")
 
 # event -> spec. Every event the writers (search, controller, complete search, baselines, the LM
 # client, the log importers) produce; ``t`` is on every recorded event and not listed.
@@ -159,6 +161,8 @@ EVENTS: dict[str, EventSpec] = {
     "raw_answer": EventSpec("baselines: one model output, parsed and checked", ("valid",),
                             ("text", "answer", "reason")),
     "lm_error": EventSpec("a model call failed", ("error",), ("purpose",)),
+    "thinking": EventSpec("a reasoning model's thinking, kept apart from its answers", ("thinking",),
+                          ("purpose", "reasoning_tokens")),
     "end": EventSpec("the run's result: answer, verification, budgets, usage", ("verified",), _END),
 }
 

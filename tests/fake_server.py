@@ -26,6 +26,23 @@ the spaces before it; every token has log-probability -1.0, except the generated
 ``GET /v1/models`` lists the one model. ``ok`` honours ``n`` (as vLLM and OpenAI do); ``one``
 answers one choice whatever ``n`` was, as llama.cpp's server does for completions and chat.
 
+A reasoning model (``thinking=``): ``"field"`` puts ``thinking_text`` in ``reasoning_content`` beside
+the answer (``"reasoning"``: in vLLM's newer ``reasoning`` field); ``"think"`` writes it as a
+``<think>...</think>`` block before the answer; ``"open"`` writes an unterminated ``<think>`` block
+and no answer (cut by max_tokens, ``finish_reason: length``). Its words count in
+``completion_tokens``. A request with ``chat_template_kwargs: {"enable_thinking": false}`` gets no
+thinking unless ``ignore_thinking_off``; with ``refuse_thinking_fields`` any request carrying
+``chat_template_kwargs``, ``reasoning_effort`` or ``thinking_token_budget`` is refused with 400 (as
+OpenAI refuses fields it does not know).
+
+``GET /props`` answers ``{"total_slots": slots}`` as llama.cpp's own server (llama-server) does,
+unless ``slots`` is None (404, as llama-cpp-python's server); ``serial`` makes the server answer
+one request at a time (as llama-cpp-python's server does), the others waiting their turn.
+
+``stall_after``: from that many answered requests on, every request hangs (``timeout`` mode): a
+server that stops answering mid-run. ``busy`` counts the requests being handled at once
+(``max_busy``: the most seen), so tests can see whether a client piles work on a server.
+
 Every request (path, headers, body) is recorded so tests can assert what the client sent.
 """
 
@@ -60,6 +77,16 @@ class Script:
     retry_after_ms: str | None = "5"
     echo: bool = True  # False: refuse echo with 400, as OpenAI's chat-era models do
     chat: bool = True  # False: no /chat/completions route (404, FastAPI's body)
+    thinking: str | None = None  # None, "field", "reasoning", "think" or "open"
+    thinking_text: str = "Maybe 13 - 9 = 4 (left: 4 4 10)? Then 4 + 4 = 8 (left: 8 10)."
+    ignore_thinking_off: bool = False
+    refuse_thinking_fields: bool = False
+    stall_after: int | None = None
+    slots: int | None = 4
+    serial: bool = False
+    echo_delay: float = 0.0  # extra seconds an echo request takes (llama.cpp's echo is slow)
+    grammar: bool = False  # True: honour llama.cpp's ``grammar`` field (answer "zebra zebra" to the probe's)
+    grammar_delay: float = 0.0  # extra seconds a request under a grammar takes
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -78,7 +105,10 @@ class FakeOpenAIServer:
                 raise ValueError(f"unknown mode {m!r}; use one of {MODES}")
         self.script = Script(list(modes or ["ok"]), **script)
         self.requests: list[Recorded] = []
+        self.busy = 0
+        self.max_busy = 0
         self._lock = threading.Lock()
+        self._serial = threading.Lock()
         self._stop = threading.Event()
         self._httpd = _QuietServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -105,6 +135,8 @@ class FakeOpenAIServer:
     def _next_mode(self) -> str:
         with self._lock:
             k = len(self.requests)
+            if self.script.stall_after is not None and k >= self.script.stall_after:
+                return "timeout"
             modes = self.script.modes
             return modes[k] if k < len(modes) else modes[-1]
 
@@ -122,7 +154,9 @@ class FakeOpenAIServer:
                 return None
 
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/") == "/props" and server.script.slots is not None:
+                    self._send(200, json.dumps({"total_slots": server.script.slots}).encode())
+                elif self.path.rstrip("/").endswith("/models"):
                     data = {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "me",
                                                         "permissions": []}]}
                     self._send(200, json.dumps(data).encode())
@@ -140,7 +174,17 @@ class FakeOpenAIServer:
                 with server._lock:
                     headers = {k.lower(): v for k, v in self.headers.items()}
                     server.requests.append(Recorded(self.path, headers, body, mode))
-                self._answer(mode, body or {})
+                    server.busy += 1
+                    server.max_busy = max(server.max_busy, server.busy)
+                try:
+                    if server.script.serial:
+                        with server._serial:
+                            self._answer(mode, body or {})
+                    else:
+                        self._answer(mode, body or {})
+                finally:
+                    with server._lock:
+                        server.busy -= 1
 
             def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)
@@ -203,8 +247,30 @@ class FakeOpenAIServer:
                                      "type": "invalid_request_error", "param": "echo", "code": None}}
                     self._send(400, json.dumps(err).encode())
                     return
+                asked = [k for k in ("chat_template_kwargs", "reasoning_effort", "thinking_token_budget") if k in body]
+                if asked and s.refuse_thinking_fields:
+                    err = {"error": {"message": f"Unrecognized request argument supplied: {asked[0]}",
+                                     "type": "invalid_request_error", "param": None, "code": None}}
+                    self._send(400, json.dumps(err).encode())
+                    return
+                if body.get("echo") and s.echo_delay:
+                    server._stop.wait(s.echo_delay)
+                if body.get("grammar") and s.grammar and s.grammar_delay:
+                    server._stop.wait(s.grammar_delay)
                 n = int(body.get("n") or 1) if mode == "ok" else 1
                 chat = self.path.endswith("/chat/completions")
+                off = (body.get("chat_template_kwargs") or {}).get("enable_thinking") is False
+                thinking = None if off and not s.ignore_thinking_off else s.thinking
+                answer, reasoning, finish = s.text, None, "stop"
+                if body.get("grammar") and s.grammar and "zebra" in str(body["grammar"]):
+                    answer = "zebra zebra"  # the capability probe's grammar, honoured
+                if thinking in ("field", "reasoning"):
+                    reasoning = s.thinking_text
+                elif thinking == "think":
+                    answer = f"<think>\n{s.thinking_text}\n</think>\n\n{s.text}"
+                elif thinking == "open":
+                    answer, finish = f"<think>\n{s.thinking_text}", "length"
+                thought_words = len(s.thinking_text.split()) if thinking else 0
                 if mode == "empty":
                     choices: list[dict[str, Any]] = []
                 elif chat:
@@ -212,18 +278,24 @@ class FakeOpenAIServer:
                     lp_chat = ({"content": [{"token": "4", "logprob": -0.5, "bytes": None, "top_logprobs": []},
                                             {"token": " *", "logprob": -0.25, "bytes": None, "top_logprobs": []}]}
                                if body.get("logprobs") else None)
-                    choices = [{"index": i, "finish_reason": "stop", "logprobs": lp_chat,
-                                "message": {"role": "assistant", "content": s.text}} for i in range(n)]
+                    message: dict[str, Any] = {"role": "assistant", "content": answer}
+                    if reasoning is not None:
+                        message["reasoning_content" if thinking == "field" else "reasoning"] = reasoning
+                    choices = [{"index": i, "finish_reason": finish, "logprobs": lp_chat, "message": message}
+                               for i in range(n)]
                 else:
                     prompt = str(body.get("prompt") or "")
                     echo = bool(body.get("echo"))
                     lp = _logprobs(prompt, echo, int(body["logprobs"])) if body.get("logprobs") is not None else None
-                    choices = [{"index": i, "finish_reason": "stop", "text": (prompt if echo else "") + s.text,
+                    choices = [{"index": i, "finish_reason": finish, "text": (prompt if echo else "") + answer,
                                 "logprobs": lp} for i in range(n)]
+                    if reasoning is not None:
+                        for c in choices:
+                            c["reasoning_content" if thinking == "field" else "reasoning"] = reasoning
                 resp = {"id": "cmpl-fake", "object": "chat.completion" if chat else "text_completion",
                         "created": 0, "model": body.get("model", "fake"), "choices": choices,
-                        "usage": {"prompt_tokens": 3, "completion_tokens": 5 * len(choices),
-                                  "total_tokens": 3 + 5 * len(choices)}}
+                        "usage": {"prompt_tokens": 3, "completion_tokens": (5 + thought_words) * len(choices),
+                                  "total_tokens": 3 + (5 + thought_words) * len(choices)}}
                 self._send(200, json.dumps(resp).encode())
 
         return Handler

@@ -46,10 +46,12 @@ def test_transient_fault_is_retried_then_succeeds(fault: str, chat: bool) -> Non
         assert srv.requests[0].path == srv.requests[1].path
 
 
-def test_timeout_is_retried_then_succeeds() -> None:
-    with FakeOpenAIServer(["timeout", "ok"], hang=5.0) as srv:
+def test_a_timed_out_request_is_waited_for_not_resent() -> None:
+    # The answer takes 1.5 s, the timeout is 1 s: the request is waited for up to 2 s (one retry's
+    # worth), never sent a second time while the server still works on it.
+    with FakeOpenAIServer(["slow"], delay=1.5) as srv:
         assert complete(srv.url, retries=1, timeout=1.0) == ["4 * 6 = 24 (left: 24)"] * 2
-        assert srv.modes_served() == ["timeout", "ok"]
+        assert srv.modes_served() == ["slow"]
 
 
 def test_slow_answer_within_timeout_is_fine() -> None:
@@ -72,7 +74,8 @@ def test_persistent_fault_gives_up_after_bounded_retries(fault: str) -> None:
     with FakeOpenAIServer([fault], hang=5.0) as srv:
         with pytest.raises(LMError) as err:
             complete(srv.url, retries=1, timeout=0.5 if fault == "timeout" else 5.0)
-        assert len(srv.requests) == 2  # the first try and one retry, no more
+        # the first try and one retry, no more; a timeout is waited for and never resent
+        assert len(srv.requests) == (1 if fault == "timeout" else 2)
         assert str(err.value) and "\n" not in str(err.value)
 
 

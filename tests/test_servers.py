@@ -46,8 +46,9 @@ def _backend(url: str, **kw: Any) -> tuple[OpenAIBackend, list[str]]:
 
 
 def test_a_slow_server_is_given_more_time_not_flooded() -> None:
-    # Each answer takes 0.6 s, the client waits 0.4 s: the retry waits 0.8 s and gets it. After
-    # the first timeout every request goes out alone (a serial server is not sent a queue).
+    # Each answer takes 0.6 s, the client waits 0.4 s, then (not resending: the server is still
+    # working on it) up to 0.8 s and gets it. From then on every request goes out alone (a serial
+    # server is not sent a queue): the server never has two at once.
     async def go(url: str) -> tuple[list[list[str]], list[str]]:
         backend, notes = _backend(url, timeout=0.4, max_retries=2)
         client = LMClient(backend, concurrency=4)
@@ -61,11 +62,11 @@ def test_a_slow_server_is_given_more_time_not_flooded() -> None:
 
     with FakeOpenAIServer(["slow"], delay=0.6) as srv:
         texts, notes = asyncio.run(go(srv.url))
+        busy = srv.max_busy
     assert texts == [[TEXT]] * 4
     assert notes[0].startswith("server slow:") and "one request at a time" in notes[0]
-    assert "request 1 (completion) timed out after 0.4 s, retry 1/2 in 1 s with 0.8 s" in notes[1]
-    # 1 abandoned + 1 retried + 3 more; the later ones were sent one at a time and did not time out.
-    assert len(srv.requests) == 5
+    assert "request 1 (completion) has had no answer for 0.4 s; waiting up to 0.8 s (not resent" in notes[1]
+    assert len(srv.requests) == 4 and busy == 1  # none resent, none sent while another was in flight
 
 
 def test_a_request_that_times_out_on_every_try_ends_the_cli_run_with_exit_3(capsys: Any) -> None:
@@ -77,11 +78,13 @@ def test_a_request_that_times_out_on_every_try_ends_the_cli_run_with_exit_3(caps
                      "--grammar", "off"])
         took = time.monotonic() - t0
         sent = len(srv.requests)
-    err = capsys.readouterr().err
-    assert code == 3 and took < 10 and sent == 2
-    assert "retry 1/1 in 1 s with 0.6 s" in err
+    out, err = capsys.readouterr()
+    assert code == 3 and took < 10 and sent == 1  # waited for, never resent
+    assert "has had no answer for 0.3 s; waiting up to 0.6 s" in err
     assert "tot: model error: server too slow: completion request 1" in err
-    assert "timed out after 0.6 s (the longest wait: --timeout 0.3 doubled --retries 1 times)" in err
+    assert "had no answer after 0.6 s (the longest wait: --timeout 0.3 doubled --retries 1 times)" in err
+    assert "the run stopped there (results so far above)" in err
+    assert "no verified solution found (the server stopped answering)" in out
     assert "Traceback" not in err
 
 
@@ -97,13 +100,21 @@ def test_models_command_reports_the_fakes_capabilities(capsys: Any) -> None:
         assert main(["models", "--base-url", srv.url, "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["models"] == ["fake-model"] and info["model"] == "fake-model"
-    assert info["capabilities"] == {"chat": True, "n": True, "echo": True, "top_logprobs": 5, "seed": True,
-                                    "grammar": False}
-    assert info["scoring"] == "echo"
+    caps = info["capabilities"]
+    costs = caps.pop("costs")
+    assert caps == {"chat": True, "n": True, "echo": True, "top_logprobs": 5, "seed": True, "grammar": False,
+                    "parallel": 2, "grammar_cost": {}}
+    assert info["grammar"] == "off (the server takes no grammar)"
+    assert set(costs) == {"echo", "top-logprobs"} and all(v > 0 for v in costs.values())
+    # Labels: the cheaper by measurement (the fake answers both in about the same time: one top-logprobs
+    # request beats three echo requests); texts: echo, the only exact one.
+    assert info["scoring"] == {"labels": "echo" if 3 * costs["echo"] <= costs["top-logprobs"] else "top-logprobs",
+                               "texts": "echo"}
     with FakeOpenAIServer(["one"], echo=False) as srv:
         assert main(["models", "--base-url", srv.url]) == 0
     out = capsys.readouterr().out
-    assert "n             no" in out and "echo          no" in out and "by: top-logprobs" in out
+    assert "n             no" in out and "echo          no" in out
+    assert "labels by top-logprobs" in out and "texts by top-logprobs" in out
 
 
 def test_capabilities_are_probed_once_per_server_and_model() -> None:
@@ -164,7 +175,7 @@ def test_a_server_that_cannot_score_says_which_capability_is_missing() -> None:
             await backend.close()
 
     with FakeOpenAIServer(["one"], echo=False) as srv:
-        srv.script.modes = ["one", "wrongshape"]  # echo refused, top-logprobs answered with garbage
+        srv.script.modes = ["wrongshape"]  # top-logprobs and echo answered with garbage
         with pytest.raises(LMError, match="neither prompt log-probabilities .echo. nor top"):
             asyncio.run(go(srv.url))
 
@@ -211,7 +222,9 @@ def test_split_urls() -> None:
 
 def test_pool_spreads_requests_within_each_endpoints_limit() -> None:
     async def go(urls: list[str]) -> list[list[str]]:
-        pool = EndpointPool([_backend(u, max_retries=0)[0] for u in urls], concurrency=2, notify=None)
+        # probe_parallel=False: the limit is the configured one (as with --concurrency given).
+        pool = EndpointPool([_backend(u, max_retries=0, probe_parallel=False)[0] for u in urls], concurrency=2,
+                            notify=None)
         client = LMClient(pool, concurrency=2)
         try:
             model = client.session()
@@ -296,7 +309,7 @@ def test_an_endpoint_without_grammar_support_gets_no_grammar_and_the_run_says_so
     """The fake answers its scripted text whatever the request asks: it honours no grammar. After
     the probe (one request per way of sending a grammar), no request carries a grammar field."""
     capabilities.forget()
-    fields = ("grammar", "structured_outputs", "guided_grammar")
+    fields = ("grammar", "structured_outputs", "guided_grammar", "ebnf")
     with FakeOpenAIServer(["ok"], text="1 + 1 = 2 (left: 2 4 6)") as srv:
         code = main(["solve", "game24", "4 6 1 1", "--base-url", srv.url, "--model", "fake-model",
                      "--generator", "propose", "--evaluator", "value", "--breadth", "2"])

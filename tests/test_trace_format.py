@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import pytest
 
-from solver.lm.base import LMError
+from solver.lm.base import Completion, LMError
 from solver.lm.client import LMClient
 from solver.run import SearchSettings, Settings, make_client, solve
 from solver.tools.cli import main
@@ -106,6 +106,17 @@ def test_every_writer_writes_only_documented_events_and_fields(tmp_path: Path) -
     s = Settings(search=SearchSettings(method="tot-bfs", generator="propose", evaluator="oracle"))
     trace = Trace()
     asyncio.run(solve(Game24(), "4 9 10 13", s, make_client(s, ScriptedBackend(fail)), trace))
+    seen |= _documented(trace.events)
+
+    class Thinks(ScriptedBackend):  # a reasoning model: thinking beside each answer
+        async def complete(self, prompt: str, params: Any) -> Completion:
+            out = await super().complete(prompt, params)
+            out.thinking, out.reasoning_tokens = ["13 - 9 = 4? no."] * len(out.texts), 4
+            return out
+
+    s = Settings(search=SearchSettings(method="tot-bfs", generator="propose", evaluator="oracle"))
+    trace = Trace()
+    asyncio.run(solve(Game24(), "4 9 10 13", s, make_client(s, Thinks(_propose)), trace))
     seen |= _documented(trace.events)
 
     from solver.baselines import BaselineConfig, run_baseline

@@ -60,12 +60,17 @@ class GenParams:
 @dataclass(slots=True)
 class Completion:
     """Texts of the samples of one request and the tokens it used; ``logprobs`` holds each
-    sample's total log-probability when the request asked for them (None where unknown)."""
+    sample's total log-probability when the request asked for them (None where unknown).
+    ``thinking``: what a reasoning model thought before each answer ("" where nothing; empty when
+    the backend has no reasoning models), never part of ``texts``; ``reasoning_tokens``: the
+    part of ``completion_tokens`` spent thinking."""
 
     texts: list[str]
     prompt_tokens: int = 0
     completion_tokens: int = 0
     logprobs: list[float | None] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    reasoning_tokens: int = 0
 
 
 class Backend(Protocol):

@@ -9,15 +9,26 @@ server's abilities, not a run's state.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 from solver.lm.base import LMError, ServerUnavailable
 
-__all__ = ["Capabilities", "FEATURES", "GRAMMAR_WAYS", "PROBE_PROMPT", "TOP_K", "forget", "grammar_body", "probe"]
+__all__ = ["Capabilities", "FEATURES", "GRAMMAR_SLOW", "GRAMMAR_WAYS", "PROBE_PROMPT", "TOP_K", "forget",
+           "grammar_body", "probe"]
 
-FEATURES = ("chat", "n", "echo", "top_logprobs", "seed", "grammar")
+FEATURES = ("chat", "n", "echo", "top_logprobs", "seed", "grammar", "parallel", "costs", "grammar_cost")
 PROBE_PROMPT = "Count: 1 2 3 4"
+# Scoring costs are measured on a short prompt (about twenty tokens): a server whose echo works per
+# prompt token (llama.cpp's builds log-probabilities over the whole vocabulary for each) shows it
+# even there, and a server that does not cancel an abandoned request (llama-cpp-python's) is kept
+# busy with it for seconds, not minutes.
+COST_PROMPT = "Evaluate if given numbers can reach 24 (sure/likely/impossible)\n4 4 10\n"
+# A server answering this fast needs no limit on requests in flight: queueing there costs nothing,
+# and timings this short are mostly noise.
+FAST_ANSWER = 0.05
 # Scoring by the top log-probabilities of one generated token: how many alternatives to ask for
 # (probed here first; the backend asks for as many when the probe found no smaller limit).
 TOP_K = 20
@@ -25,9 +36,10 @@ TOP_K = 20
 PROBE_GRAMMAR_TEXT = "zebra zebra"
 PROBE_GRAMMAR = f'root ::= "{PROBE_GRAMMAR_TEXT}"\n'
 # How a server takes a GBNF grammar, tried in this order: llama.cpp's server (``grammar``), vLLM's
-# structured outputs (``structured_outputs.grammar``, vLLM 0.10.2 and later) and vLLM's older
-# ``guided_grammar``. Each is sent in the request body beside the OpenAI fields.
-GRAMMAR_WAYS = ("grammar", "structured_outputs", "guided_grammar")
+# structured outputs (``structured_outputs.grammar``, vLLM 0.10.2 and later), vLLM's older
+# ``guided_grammar`` and SGLang's ``ebnf`` (its default backend, XGrammar, reads GBNF). Each is
+# sent in the request body beside the OpenAI fields.
+GRAMMAR_WAYS = ("grammar", "structured_outputs", "guided_grammar", "ebnf")
 
 
 class _Prober(Protocol):
@@ -42,7 +54,12 @@ class _Prober(Protocol):
 class Capabilities:
     """None: not probed (nothing needed it yet). ``top_logprobs``: how many alternatives per
     generated token the server lists (0: none). ``grammar``: the request field through which the
-    server constrains decoding to a GBNF grammar (one of GRAMMAR_WAYS; False: none)."""
+    server constrains decoding to a GBNF grammar (one of GRAMMAR_WAYS; False: none).
+    ``parallel``: 1 when the server serves one request at a time, 2 when it serves at least two at
+    once (``parallel_how``: how that was found). ``costs``: measured seconds of one request of each
+    mode on COST_PROMPT: ``echo`` and ``top-logprobs`` (None: over the probe's bound, kept in
+    ``echo_over``; absent: not supported). ``grammar_cost``: seconds per generated token without
+    (``plain``) and with (``grammar``) a grammar, where the server takes grammars."""
 
     chat: bool | None = None
     n: bool | None = None
@@ -50,6 +67,10 @@ class Capabilities:
     top_logprobs: int | None = None
     seed: bool | None = None
     grammar: str | bool | None = None
+    parallel: int | None = None
+    costs: dict[str, float | None] | None = None
+    grammar_cost: dict[str, float] | None = None
+    parallel_how: str = ""
 
     def body(self, grammar: str) -> dict[str, object]:
         """The request-body fields that carry ``grammar`` to this server ({} where it has none)."""
@@ -63,6 +84,9 @@ class Capabilities:
             "top_logprobs": "top log-probabilities of generated tokens",
             "seed": "seeds (same seed, same sample)",
             "grammar": "constrained decoding to a grammar of legal thoughts (GBNF)",
+            "parallel": "requests served at once (1: one at a time, so tot sends one at a time)",
+            "costs": "measured seconds of one scoring request of each mode",
+            "grammar_cost": "measured seconds per generated token, without and with a grammar",
         }
         out = []
         for name in FEATURES:
@@ -73,6 +97,11 @@ class Capabilities:
                 mark = f"yes (top {value})" if value else "no"
             elif name == "grammar":
                 mark = f"yes ({value})" if value else "no"
+            elif name == "parallel":
+                mark = ("one at a time" if value == 1 else "several") + (f" ({self.parallel_how})"
+                                                                        if self.parallel_how else "")
+            elif name in ("costs", "grammar_cost"):
+                mark = ", ".join(f"{k} {_secs(v)}" for k, v in value.items()) or "none measured"
             else:
                 mark = "yes" if value else "no"
             out.append(f"  {name:<13} {mark:<14} {what[name]}")
@@ -80,6 +109,10 @@ class Capabilities:
 
     def to_json(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in FEATURES}
+
+
+def _secs(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3g} s"
 
 
 _CACHE: dict[tuple[str, str], dict[str, object]] = {}
@@ -99,12 +132,17 @@ async def probe(backend: _Prober, features: Sequence[str] = FEATURES) -> Capabil
         if name in known:
             continue
         try:
-            known[name] = await _PROBES[name](backend)
+            got = await _PROBES[name](backend)
+            if name == "parallel":
+                known["parallel_how"] = got[1]
+                got = got[0]
+            known[name] = got
         except ServerUnavailable:
             raise
         except (LMError, ValueError, TypeError, AttributeError, KeyError, IndexError):
-            known[name] = 0 if name == "top_logprobs" else False
-    return Capabilities(**{k: v for k, v in known.items() if k in FEATURES})  # type: ignore[arg-type]
+            known[name] = {"top_logprobs": 0, "parallel": 2, "costs": {}, "grammar_cost": {}}.get(name, False)
+    fields = {k: v for k, v in known.items() if k in FEATURES or k == "parallel_how"}
+    return Capabilities(**fields)  # type: ignore[arg-type]
 
 
 async def _chat(b: _Prober) -> bool:
@@ -122,13 +160,18 @@ async def _n(b: _Prober) -> bool:
 async def _echo(b: _Prober) -> bool:
     resp = await b.request("probe echo", b._client.completions.create, model=b.model, prompt=PROBE_PROMPT,
                            max_tokens=1, echo=True, logprobs=0, temperature=0.0)
+    return _echoed(resp, PROBE_PROMPT)
+
+
+def _echoed(resp: Any, prompt: str) -> bool:
+    """The answer carries the prompt's own tokens: offsets inside the prompt, with numbers for all
+    but the first."""
     lp = resp.choices[0].logprobs if resp.choices else None
     offsets = getattr(lp, "text_offset", None)
     values = getattr(lp, "token_logprobs", None)
-    # The prompt's own tokens must be there: offsets inside the prompt, with numbers for all but the first.
     if not isinstance(offsets, list) or not isinstance(values, list) or len(offsets) != len(values):
         return False
-    inside = [v for off, v in zip(offsets, values, strict=False) if off < len(PROBE_PROMPT)]
+    inside = [v for off, v in zip(offsets, values, strict=False) if off < len(prompt)]
     return len(inside) >= 2 and any(isinstance(v, (int, float)) for v in inside)
 
 
@@ -165,6 +208,8 @@ def grammar_body(way: str | bool | None, grammar: str) -> dict[str, object]:
         return {"structured_outputs": {"grammar": grammar}}
     if way == "guided_grammar":
         return {"guided_grammar": grammar}
+    if way == "ebnf":
+        return {"ebnf": grammar}
     return {}
 
 
@@ -187,5 +232,116 @@ async def _grammar(b: _Prober) -> str | bool:
     return False
 
 
+async def _timed(b: _Prober, bound: float | None = None, **kwargs: Any) -> tuple[float | None, Any]:
+    """Seconds one request took (None: over ``bound``, then abandoned) and its answer."""
+    t0 = time.perf_counter()
+    try:
+        resp = await asyncio.wait_for(b.request("probe cost", b._client.completions.create, model=b.model,
+                                                temperature=0.0, **kwargs), bound)
+    except asyncio.TimeoutError:
+        return None, None
+    return time.perf_counter() - t0, resp
+
+
+def _completion_tokens(resp: Any, default: int) -> int:
+    n = getattr(getattr(resp, "usage", None), "completion_tokens", None)
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else default
+
+
+async def _costs(b: _Prober) -> dict[str, float | None]:
+    """Seconds of one request of each scoring mode the server supports, on COST_PROMPT (each
+    with its own first token, so that no request finds the other's prompt in a server's cache, as
+    in a run, where each state's prompt is new). The top log-probabilities first: they bound the
+    echo request at ECHO_BOUND times their cost, so that a server whose echo is very slow costs
+    the probe seconds, not minutes. Where echo was not probed yet, this request probes it: a
+    server that answers in time with the prompt's log-probabilities has echo; one that does not
+    answer in time stays unprobed (``echo_over``: the bound), which is all labels need to know."""
+    known = _CACHE.setdefault((b.base_url, b.model), {})
+    caps = await probe(b, ("top_logprobs",))
+    out: dict[str, float | None] = {}
+    if caps.top_logprobs:
+        out["top-logprobs"], _ = await _timed(b, prompt="A. " + COST_PROMPT, max_tokens=1,
+                                              logprobs=caps.top_logprobs)
+    if known.get("echo", True):
+        top = out.get("top-logprobs")
+        bound = None if top is None else max(ECHO_FLOOR, ECHO_BOUND * top)
+        try:
+            took, resp = await _timed(b, bound, prompt="B. " + COST_PROMPT, max_tokens=1, echo=True, logprobs=0)
+        except LMError:  # refused: no echo
+            known["echo"] = False
+            return out
+        if took is None:
+            out["echo"], out["echo_over"] = None, bound
+        else:
+            known.setdefault("echo", _echoed(resp, "B. " + COST_PROMPT))
+            if known["echo"]:
+                out["echo"] = took
+    return out
+
+
+async def _grammar_cost(b: _Prober) -> dict[str, float]:
+    """Seconds per generated token of the same short request without and with the probe grammar
+    ({} where the server takes no grammar)."""
+    caps = await probe(b, ("grammar",))
+    if not caps.grammar:
+        return {}
+    await _timed(b, prompt=PROBE_PROMPT, max_tokens=1)  # waits out whatever the server still does
+    plain_s, plain = await _timed(b, prompt=PROBE_PROMPT, max_tokens=8)
+    gram_s, gram = await _timed(b, prompt=PROBE_PROMPT, max_tokens=8,
+                                extra_body=grammar_body(caps.grammar, PROBE_GRAMMAR))
+    if plain_s is None or gram_s is None:
+        return {}
+    return {"plain": plain_s / _completion_tokens(plain, 8), "grammar": gram_s / _completion_tokens(gram, 2)}
+
+
+async def _props_slots(b: _Prober) -> int | None:
+    """llama.cpp's own server (llama-server) says how many requests it serves at once:
+    ``total_slots`` in ``GET /props`` (beside the /v1 routes)."""
+    root = b.base_url[: -len("/v1")] if b.base_url.endswith("/v1") else b.base_url
+    try:
+        got = await b._client.get(root + "/props", cast_to=object, options={"timeout": 5.0, "max_retries": 0})
+        slots = got.get("total_slots") if isinstance(got, dict) else None
+    except Exception:  # noqa: BLE001 - any failure here means only: no /props, measure instead
+        return None
+    return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
+
+
+async def _parallel(b: _Prober) -> tuple[int, str]:
+    """1 when the server serves one request at a time, else 2 (at least two). From llama-server's
+    /props where it answers; else measured: one short request alone, then two at once; a server
+    that serves them one after the other takes about twice as long for the two."""
+    slots = await _props_slots(b)
+    if slots is not None:
+        return (1 if slots == 1 else 2), f"/props: {slots} slot{'s' if slots > 1 else ''}"
+
+    async def one() -> None:
+        await b.request("probe parallel", b._client.completions.create, model=b.model, prompt=PROBE_PROMPT,
+                        max_tokens=8, temperature=0.0)
+
+    await one()  # warm: the first request may load the model or fill a cache
+    t0 = time.perf_counter()
+    await one()
+    alone = time.perf_counter() - t0
+    if alone < FAST_ANSWER:
+        return 2, f"answers in {alone * 1000:.0f} ms: no limit needed"
+    t0 = time.perf_counter()
+    await asyncio.gather(one(), one())
+    ratio = (time.perf_counter() - t0) / alone
+    return (1 if ratio >= SERIAL_RATIO else 2), f"measured: two requests at once took {ratio:.1f}x one"
+
+
+# Two requests at once taking this many times one request's time: served one after the other.
+SERIAL_RATIO = 1.5
+# The echo probe is abandoned after ECHO_BOUND times the top-logprobs probe (at least ECHO_FLOOR s):
+# slower than that, echo cannot be the cheaper way to score labels (it needs one request per label),
+# and for longer texts it is needed whatever it costs.
+ECHO_BOUND = 2.0
+ECHO_FLOOR = 2.0
+# Decoding under a grammar this many times slower per token than without: too slow to be worth it
+# (--grammar auto decodes unconstrained there; the gate checks every thought either way).
+GRAMMAR_SLOW = 4.0
+
+
 _PROBES: dict[str, Any] = {"chat": _chat, "n": _n, "echo": _echo, "top_logprobs": _top_logprobs, "seed": _seed,
-                           "grammar": _grammar}
+                           "grammar": _grammar, "parallel": _parallel, "costs": _costs,
+                           "grammar_cost": _grammar_cost}

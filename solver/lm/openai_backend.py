@@ -10,7 +10,8 @@ import sys
 from typing import Any, Awaitable, Callable, Sequence
 
 from solver.lm.base import Completion, EndpointDown, GenParams, LMError, ServerTooSlow, ServerUnavailable
-from solver.lm.capabilities import FEATURES, TOP_K, Capabilities, probe
+from solver.lm.capabilities import FEATURES, GRAMMAR_SLOW, GRAMMAR_WAYS, TOP_K, Capabilities, probe
+from solver.lm.thinking import Thinking, parse_thinking, split_thinking
 
 Notify = Callable[[str], None]
 __all__ = ["EndpointDown", "OpenAIBackend", "ServerTooSlow", "ServerUnavailable"]
@@ -23,13 +24,16 @@ def stderr_notice(line: str) -> None:
 class OpenAIBackend:
     """Completions (and chat) over the async ``openai`` client, with our own retry loop.
 
-    Transient failures (timeouts, dropped or refused connections, 408/409/429/5xx) are retried
-    ``max_retries`` times with exponential backoff (1, 2, 4 ... s, or the server's Retry-After),
-    and each retry is reported on stderr. A timed-out request is not resent as it was: the server
-    may still be working on it (llama.cpp's server finishes requests nobody waits for), so the
-    retry and every later request wait twice as long and, from then on, this backend sends one
-    request at a time. A request that times out after the longest wait (timeout x 2^retries), or
-    a server that refuses every connection, ends the run (ServerUnavailable) instead of stalling it.
+    Failures (dropped or refused connections, 408/409/429/5xx) are retried ``max_retries`` times
+    with exponential backoff (1, 2, 4 ... s, or the server's Retry-After), each retry reported on
+    stderr. A request without an answer after ``timeout`` s is never resent (the server is still
+    working on it: llama.cpp's server finishes requests nobody waits for, and a copy would queue
+    behind it); it is waited for up to timeout x 2^retries, and from then on this backend sends one
+    request at a time; past that wait it is abandoned and the run ends (ServerTooSlow), as it does
+    when the server refuses every connection (EndpointDown). Before the first request, how many
+    requests the server serves at once is probed (``parallel``): one that serves one at a time is
+    sent one at a time. ``scoring`` auto picks the cheaper scoring mode by measured cost
+    (``costs``). ``thinking``: see solver/lm/thinking.py.
     When a server returns fewer than ``n`` choices (it ignores ``n``), the missing samples are
     requested separately, at once, with seeds seed+i.
     """
@@ -39,7 +43,8 @@ class OpenAIBackend:
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 3, scoring: str = "auto",
-                 notify: Notify | None = stderr_notice) -> None:
+                 notify: Notify | None = stderr_notice, thinking: Thinking | str = "auto",
+                 probe_parallel: bool = True, grammar: str = "auto") -> None:
         import openai
 
         if scoring not in ("auto", "echo", "top-logprobs"):
@@ -60,15 +65,23 @@ class OpenAIBackend:
         # a server ignored ``n`` for, one echo request per scored continuation). LMClient sets it
         # to its own concurrency; None means no bound beyond the caller's.
         self.request_slots: asyncio.Semaphore | None = None
-        self._serial = asyncio.Lock()  # held by every request once the server proved slow
+        self._serial = asyncio.Lock()  # held by every request once the server proved slow or serial
         self._slow = False
-        self._wait = timeout  # seconds a request is given: doubled for good at each timeout, up to a cap
+        self._one_at_a_time = False  # the server serves one request at a time (probed: parallel)
+        self._capacity_known = False
+        self._capacity_lock = asyncio.Lock()
+        self.probe_parallel = probe_parallel
+        self.grammar = grammar  # auto: a grammar the server decodes too slowly is dropped; on: kept
         self._ignores_n = False  # set once the server answered fewer than ``n`` choices
         self._numbers = itertools.count(1)
         self._caps: Capabilities | None = None
         self._caps_lock = asyncio.Lock()
-        self._said_scoring = False
+        self._said_scoring: set[str] = set()
         self._said_grammar = False
+        self.thinking = thinking if isinstance(thinking, Thinking) else parse_thinking(thinking)
+        self._thinking_refused = False  # the server answered 400 to the --thinking fields
+        self._said_thinking = False
+        self._said_ignored = False
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
@@ -77,42 +90,25 @@ class OpenAIBackend:
     async def request(self, what: str, create: Any, **kwargs: Any) -> Any:
         """``create(**kwargs)`` with retries; raises LMError (or ServerUnavailable) on failure.
 
-        Timeouts are counted against the whole backend, not the request: each one doubles the wait
-        every later request gets (up to ``timeout`` x 2^retries), because the abandoned request may
-        still be running on the server and whatever comes next queues behind it. A request that
-        times out after the longest wait ends the run; so the work a slow server does for nobody
-        is bounded, and the run either settles at a wait that suffices or stops, never loops."""
+        A request that has no answer after ``timeout`` seconds is not sent again: the server is
+        most likely still working on it (llama.cpp's server finishes requests nobody waits for,
+        so a copy would only queue behind the first). It is waited for, said on stderr each time
+        the wait doubles, up to ``timeout`` x 2^retries; then the connection is closed (a server
+        that cancels on disconnect stops working on it) and the run ends (ServerTooSlow). From
+        the first slow request on, this endpoint gets one request at a time. Errors (refused or
+        dropped connections, 408/409/429/5xx) are retried ``max_retries`` times with backoff."""
         number = next(self._numbers)
-        cap = self.timeout * 2 ** self.max_retries
-        errors = tries = 0
+        if what in ("completion", "chat", "score"):  # not the probes themselves, nor listing models
+            await self._capacity()
+        errors = 0
         while True:
-            tries += 1
-            sent = [self._wait]  # the wait in force when it is sent (it may grow while this one queues)
             try:
-                return await self._bounded(lambda s=sent: create(timeout=s[0], **kwargs), sent)  # type: ignore[misc]
+                call = lambda: self._patient(what, number, create, kwargs)  # noqa: E731
+                if what == "probe parallel":  # measures two requests at once: no bound of ours may queue them
+                    return await call()
+                return await self._bounded(call)
             except self._errors as exc:
-                timeout = sent[0]
-                retry, wait, kind = self._classify(exc, max(errors, tries - 1))
-                if kind == "timeout":
-                    if timeout >= cap:
-                        hint = ("; scoring by echo is slow on some servers (llama.cpp's): try --scoring top-logprobs"
-                                if what == "score" and kwargs.get("echo") else "")
-                        raise ServerTooSlow(
-                            f"server too slow: {what} request {number} to {self.base_url} timed out after "
-                            f"{timeout:g} s (the longest wait: --timeout {self.timeout:g} doubled --retries "
-                            f"{self.max_retries} times); raise --timeout, lower --concurrency, or use a cheaper "
-                            f"generator/evaluator{hint}") from None
-                    self._wait = max(self._wait, min(cap, 2 * timeout))
-                    if not self._slow:
-                        self._slow = True
-                        self._note(f"server slow: {self.base_url} did not answer {what} request {number} within "
-                                   f"{timeout:g} s; sending it one request at a time from now on"
-                                   + ("; echo scoring is slow on llama.cpp's server, --scoring top-logprobs sends "
-                                      "one short request per state" if kwargs.get("echo") else ""))
-                    self._note(f"server slow: request {number} ({what}) timed out after {timeout:g} s, "
-                               f"retry {tries}/{self.max_retries} in {wait:g} s with {self._wait:g} s")
-                    await asyncio.sleep(wait)
-                    continue
+                retry, wait, kind = self._classify(exc, errors)
                 errors += 1
                 if not retry or errors > self.max_retries:
                     if kind == "refused":
@@ -125,19 +121,73 @@ class OpenAIBackend:
                            f"retry {errors}/{self.max_retries} in {wait:g} s")
                 await asyncio.sleep(wait)
 
-    async def _bounded(self, call: Callable[[], Awaitable[Any]], sent: list[float]) -> Any:
+    async def _patient(self, what: str, number: int, create: Any, kwargs: dict[str, Any]) -> Any:
+        """One HTTP request, waited for up to the longest wait, never sent twice for slowness."""
+        cap = self.timeout * 2 ** self.max_retries
+        # The HTTP client's own timeout lies past ours, so that the wait below decides.
+        call = asyncio.ensure_future(create(timeout=cap + 5.0, **kwargs))
+        waited, mark = 0.0, min(cap, self.timeout)
+        try:
+            while True:
+                done, _ = await asyncio.wait({call}, timeout=mark - waited)
+                if done:
+                    return call.result()
+                waited = mark
+                if waited >= cap:
+                    raise ServerTooSlow(self._too_slow(what, number, waited, kwargs)) from None
+                mark = min(cap, 2 * mark)
+                if not self._slow:
+                    self._slow = True
+                    self._note(f"server slow: {self.base_url} did not answer {what} request {number} within "
+                               f"{waited:g} s; sending it one request at a time from now on")
+                self._note(f"server slow: request {number} ({what}) has had no answer for {waited:g} s; waiting up "
+                           f"to {mark:g} s (not resent: the server is still working on it)")
+        finally:
+            if not call.done():  # closing the connection lets a server that cancels on disconnect stop
+                call.cancel()
+                await asyncio.gather(call, return_exceptions=True)
+
+    def _too_slow(self, what: str, number: int, waited: float, kwargs: dict[str, Any]) -> str:
+        if what == "score" and kwargs.get("echo"):
+            hint = "; this server scores slowly by echo: try --scoring top-logprobs"
+        elif what == "score":
+            hint = "; try another evaluator (--evaluator value)"
+        elif kwargs.get("extra_body") and any(k in kwargs["extra_body"] for k in GRAMMAR_WAYS):
+            hint = "; this server decodes grammars slowly: try --grammar off"
+        else:
+            hint = ""
+        return (f"server too slow: {what} request {number} to {self.base_url} had no answer after {waited:g} s "
+                f"(the longest wait: --timeout {self.timeout:g} doubled --retries {self.max_retries} times); "
+                f"raise --timeout, lower --concurrency, or use a cheaper generator/evaluator{hint}")
+
+    async def _bounded(self, call: Callable[[], Awaitable[Any]]) -> Any:
         async def go() -> Any:
-            if self._slow:
+            if self._slow or self._one_at_a_time:
                 async with self._serial:
-                    sent[0] = self._wait
                     return await call()
-            sent[0] = self._wait
             return await call()
 
         if self.request_slots is None:
             return await go()
         async with self.request_slots:
             return await go()
+
+    async def _capacity(self) -> None:
+        """Before the first request: how many requests the server serves at once, probed once
+        (capability ``parallel``) unless ``concurrency`` was given; a server that serves one at a
+        time gets one at a time, so requests queue here, not on the server, where each would
+        spend its wait behind the others."""
+        if self._capacity_known or not self.probe_parallel:
+            return
+        async with self._capacity_lock:
+            if self._capacity_known:
+                return
+            caps = await self.capabilities(("parallel",))
+            self._capacity_known = True
+            if caps.parallel == 1:
+                self._one_at_a_time = True
+                self._note(f"{self.base_url} serves one request at a time ({caps.parallel_how}); sending it one "
+                           "at a time (--concurrency N sets it yourself)")
 
     def _classify(self, exc: BaseException, attempt: int) -> tuple[bool, float, str]:
         """(retry?, seconds to wait first, what happened)."""
@@ -170,23 +220,38 @@ class OpenAIBackend:
 
     async def grammar_fields(self, grammar: str) -> dict[str, object]:
         """The request-body fields that carry ``grammar`` to this server, as probed once (llama.cpp's
-        ``grammar``, vLLM's structured outputs); {} where it takes none, said once on stderr:
-        decoding is then unconstrained and the gate alone sorts the thoughts."""
+        ``grammar``, vLLM's structured outputs); {} where it takes none, or (``grammar`` auto) where
+        it decodes under a grammar GRAMMAR_SLOW times slower per token than without, as measured
+        once; said once on stderr: decoding is then unconstrained and the gate alone sorts the
+        thoughts."""
         caps = await self.capabilities(("grammar",))
-        if not caps.grammar and not self._said_grammar:
-            self._said_grammar = True
-            self._note(f"grammar: not supported by {self.base_url} ({self.model}), decoding unconstrained; "
-                       "the gate checks every thought")
+        if not caps.grammar:
+            self._say_grammar(f"grammar: not supported by {self.base_url} ({self.model}), decoding unconstrained; "
+                              "the gate checks every thought")
+            return {}
+        if self.grammar == "auto":
+            cost = (await self.capabilities(("grammar_cost",))).grammar_cost or {}
+            plain, slow = cost.get("plain"), cost.get("grammar")
+            if plain and slow and slow > GRAMMAR_SLOW * plain:
+                self._say_grammar(f"grammar: {self.base_url} decodes under a grammar {slow / plain:.1f}x slower per "
+                                  f"token than without (measured {slow * 1000:.0f} vs {plain * 1000:.0f} ms); decoding "
+                                  "unconstrained (--grammar on keeps the grammar); the gate checks every thought")
+                return {}
         return caps.body(grammar)
+
+    def _say_grammar(self, line: str) -> None:
+        if not self._said_grammar:
+            self._said_grammar = True
+            self._note(line)
 
     # -- completions ------------------------------------------------------------------------
     async def _one(self, prompt: str, params: GenParams, n: int, seed: int | None) -> Completion:
         kwargs: dict[str, Any] = {"model": self.model, "n": n, "temperature": params.temperature,
-                                  "max_tokens": params.max_tokens}
+                                  "max_tokens": params.max_tokens + self.thinking.extra_tokens()}
+        extra: dict[str, Any] = {}
         if params.grammar is not None:
-            extra = await self.grammar_fields(params.grammar)
-            if extra:
-                kwargs["extra_body"] = extra
+            extra.update(await self.grammar_fields(params.grammar))
+        asked = self._thinking_fields(params.chat)
         if params.stop:
             kwargs["stop"] = list(params.stop)
         if seed is not None:
@@ -200,26 +265,84 @@ class OpenAIBackend:
                 kwargs["logprobs"] = params.logprobs
         try:
             if params.chat:
+                messages = [{"role": "user", "content": prompt}]
                 try:
-                    resp = await self.request("chat", self._client.chat.completions.create,
-                                              messages=[{"role": "user", "content": prompt}], **kwargs)
+                    resp = await self._chat(messages, kwargs, extra, asked)
                 except LMError as exc:
                     if exc.status in (404, 405, 501):
                         raise LMError(f"the server at {self.base_url} has no chat completions (capability: chat; "
                                       f"it answered HTTP {exc.status}); drop --chat") from None
                     raise
-                texts = [c.message.content or "" for c in resp.choices]
+                raw = [(c.message.content or "", _reasoning_field(c.message)) for c in resp.choices]
             else:
+                if extra:
+                    kwargs["extra_body"] = extra
                 resp = await self.request("completion", self._client.completions.create, prompt=prompt, **kwargs)
-                texts = [c.text or "" for c in resp.choices]
+                raw = [(c.text or "", _reasoning_field(c)) for c in resp.choices]
             logprobs = [_total_logprob(c) for c in resp.choices] if params.logprobs is not None else []
         except _MALFORMED as exc:  # a body that is not JSON, or JSON of the wrong shape
             raise LMError(_safe_message(exc, self._secret, "malformed response from server")) from None
-        if not all(isinstance(t, str) for t in texts):
+        if not all(isinstance(t, str) and isinstance(r, str) for t, r in raw):
             raise LMError("malformed response from server: a choice's text is not a string")
+        texts, thinking = [], []
+        for text, field in raw:
+            thought, answer = split_thinking(text)
+            texts.append(answer)
+            thinking.append("\n".join(x for x in (field.strip(), thought) if x))
         usage = getattr(resp, "usage", None)
+        completion_tokens = _count(getattr(usage, "completion_tokens", 0))
+        reasoning = _reasoning_tokens(usage, completion_tokens, texts, thinking)
+        self._check_thinking(thinking, reasoning, len(texts))
         return Completion(texts=texts, prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
-                          completion_tokens=_count(getattr(usage, "completion_tokens", 0)), logprobs=logprobs)
+                          completion_tokens=completion_tokens, logprobs=logprobs,
+                          thinking=thinking if any(thinking) else [], reasoning_tokens=reasoning)
+
+    def _thinking_fields(self, chat: bool) -> dict[str, object]:
+        """The ``--thinking`` fields for this request ({} where they do not apply), said once where
+        they cannot: completions carry no chat template to pass them to."""
+        fields = self.thinking.fields()
+        if not fields or self._thinking_refused:
+            return {}
+        if not chat:
+            if not self._said_thinking and self.thinking.mode != "budget":
+                self._said_thinking = True
+                self._note(f"--thinking {self.thinking}: applies to chat requests (--chat) only; completions have "
+                           "no chat template to pass it to, so thinking there is read and kept apart, not turned off")
+            return {}
+        return fields
+
+    async def _chat(self, messages: list[dict[str, str]], kwargs: dict[str, Any], extra: dict[str, Any],
+                    asked: dict[str, object]) -> Any:
+        """One chat request with the ``--thinking`` fields; sent again without them, said once,
+        when the server refuses them (HTTP 400/422: OpenAI refuses fields it does not know)."""
+        body = {**extra, **asked}
+        try:
+            return await self.request("chat", self._client.chat.completions.create, messages=messages,
+                                      **kwargs, **({"extra_body": body} if body else {}))
+        except LMError as exc:
+            if not asked or exc.status not in (400, 422):
+                raise
+        self._thinking_refused = True
+        self._note(f"--thinking {self.thinking}: {self.base_url} refused the fields that ask for it "
+                   f"({', '.join(asked)}); sending without them, thinking is the server's default")
+        return await self.request("chat", self._client.chat.completions.create, messages=messages,
+                                  **kwargs, **({"extra_body": extra} if extra else {}))
+
+    def _check_thinking(self, thinking: list[str], reasoning_tokens: int, samples: int) -> None:
+        """Say once when the server did not do what ``--thinking`` asked."""
+        if self._said_ignored or not any(thinking) or self._thinking_refused:
+            return
+        t = self.thinking
+        if t.mode == "off":
+            why = "thought anyway"
+        elif t.mode == "budget" and reasoning_tokens > t.tokens * max(1, samples):
+            why = f"thought {reasoning_tokens} tokens for {samples} sample(s), more than {t.tokens} each"
+        else:
+            return
+        self._said_ignored = True
+        self._note(f"--thinking {t}: the model at {self.base_url} {why}: the server ignores the request "
+                   "(vLLM and SGLang need a reasoning parser, llama.cpp's server --reasoning-budget); "
+                   "the thinking is kept apart from the answer and counted")
 
     async def complete(self, prompt: str, params: GenParams) -> Completion:
         if self._ignores_n and params.n > 1:  # learned earlier: ask for every sample at once
@@ -234,6 +357,11 @@ class OpenAIBackend:
         for more in extra:
             if not more.texts:
                 raise LMError("server returned no choices")
+            if more.thinking and not out.thinking:
+                out.thinking = [""] * len(out.texts)
+            if out.thinking:
+                out.thinking.append(more.thinking[0] if more.thinking else "")
+            out.reasoning_tokens += more.reasoning_tokens
             out.texts.append(more.texts[0])
             if params.logprobs is not None:
                 out.logprobs.append(more.logprobs[0] if more.logprobs else None)
@@ -241,29 +369,31 @@ class OpenAIBackend:
             out.completion_tokens += more.completion_tokens
         out.texts = out.texts[: params.n]
         out.logprobs = out.logprobs[: params.n]
+        out.thinking = out.thinking[: params.n]
         return out
 
     # -- scoring ----------------------------------------------------------------------------
     async def scoring_method(self, continuations: Sequence[str]) -> str:
-        """``echo`` (prompt log-probabilities: exact for any continuation) or ``top-logprobs``
-        (label probabilities from one generated token's top alternatives, for servers without echo,
-        such as OpenAI's current API). ``--scoring`` forces one; ``auto`` asks the server."""
+        """``echo`` (prompt log-probabilities: exact for any continuation, one request per
+        continuation) or ``top-logprobs`` (one request: the top alternatives of one generated
+        token, exact for one-token labels, such as the value labels). ``--scoring`` forces one;
+        ``auto`` takes the cheaper, by the costs measured once per endpoint, of those that give
+        what ``continuations`` need: labels either, longer texts echo where the server has it."""
         if self.scoring != "auto":
             return self.scoring
-        caps = await self.capabilities(("echo", "top_logprobs"))
-        if caps.echo:
-            method = "echo"
-        elif caps.top_logprobs:
-            method = "top-logprobs"
-        else:
+        labels = all(_is_label(c) for c in continuations)
+        # Labels: the costs probe learns what it needs (echo there too, unless too slow to matter);
+        # texts: echo's support is needed whatever it costs.
+        caps = await self.capabilities(("top_logprobs", "costs") if labels else ("echo", "top_logprobs", "costs"))
+        method, why = choose_scoring(caps, len(continuations), labels)
+        if method is None:
             raise LMError(f"the server at {self.base_url} returns neither prompt log-probabilities (echo) nor top "
                           "log-probabilities of generated tokens: it cannot score; use --evaluator value or vote "
                           "and a generator other than enumerate-rank")
-        if not self._said_scoring:
-            self._said_scoring = True
-            why = "the server echoes prompt log-probabilities" if method == "echo" else \
-                f"the server has no echo; top {caps.top_logprobs} log-probabilities of one generated token"
-            self._note(f"{self.base_url} ({self.model}): scoring by {method} ({why})")
+        said = "labels" if labels else "texts"
+        if said not in self._said_scoring:
+            self._said_scoring.add(said)
+            self._note(f"{self.base_url} ({self.model}): scoring by {method} for {said} ({why})")
         return method
 
     async def score(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
@@ -366,6 +496,69 @@ def _retry_after(response: Any) -> float | None:
 def _count(value: object) -> int:
     """A token count from a server; anything but a non-negative integer counts as 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _is_label(continuation: str) -> bool:
+    """A short word (the value labels: " sure", " likely", " impossible"): one token, or few, that
+    the top log-probabilities of one generated token can score."""
+    word = continuation.strip()
+    return 0 < len(word) <= 12 and not any(ch.isspace() for ch in word)
+
+
+def choose_scoring(caps: Capabilities, n: int, labels: bool) -> tuple[str | None, str]:
+    """The scoring mode for ``n`` continuations (``labels``: all short words) and why, from what
+    the server supports and what each mode measured (``caps.costs``): echo sends one request per
+    continuation, top-logprobs one in all, and serves labels only exactly."""
+    costs = caps.costs or {}
+    echo = costs.get("echo") if caps.echo else None
+    top = costs.get("top-logprobs") if caps.top_logprobs else None
+    over = costs.get("echo_over")
+    measured = ", ".join(f"{k} {v:.3g} s" for k, v in (("echo", echo), ("top-logprobs", top)) if v is not None)
+    if over is not None:
+        measured += (", " if measured else "") + f"echo over {over:.3g} s (probe abandoned)"
+    if labels and caps.top_logprobs:
+        if echo is not None and top is not None:
+            if n * echo <= top:
+                return "echo", f"cheaper here: {n} echo requests per state vs one top-logprobs; measured {measured}"
+            return "top-logprobs", f"cheaper here: one request per state vs {n} echo; measured {measured}"
+        if over is not None:
+            return "top-logprobs", f"echo is far slower here: {measured}"
+        if caps.echo:
+            return "echo", "the server echoes prompt log-probabilities"
+        return "top-logprobs", f"the server has no echo; top {caps.top_logprobs} log-probabilities of one token"
+    if caps.echo:
+        return "echo", ("texts need echo (top-logprobs scores one token)" if caps.top_logprobs
+                        else "the server echoes prompt log-probabilities") + (f"; measured {measured}" if measured
+                                                                              else "")
+    if caps.top_logprobs:
+        return "top-logprobs", f"the server has no echo; top {caps.top_logprobs} log-probabilities of one token"
+    return None, "neither echo nor top log-probabilities"
+
+
+def _reasoning_field(obj: Any) -> str:
+    """The thinking a server sent beside the answer: ``reasoning_content`` (vLLM before 0.11,
+    SGLang, llama.cpp's server, DeepSeek's API) or ``reasoning`` (vLLM 0.11 and later, Ollama's
+    OpenAI API); "" when neither is there."""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(obj, name, None)
+        if value is None:
+            value = (getattr(obj, "model_extra", None) or {}).get(name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _reasoning_tokens(usage: Any, completion_tokens: int, texts: list[str], thinking: list[str]) -> int:
+    """Tokens spent thinking: the server's count (``completion_tokens_details.reasoning_tokens``,
+    OpenAI's and vLLM's) where it gives one; else the thinking's share of the completion tokens
+    by characters (servers count thinking in ``completion_tokens`` either way)."""
+    details = getattr(usage, "completion_tokens_details", None)
+    given = getattr(details, "reasoning_tokens", None)
+    if isinstance(given, int) and not isinstance(given, bool) and given >= 0:
+        return given
+    thought = sum(len(t) for t in thinking)
+    total = thought + sum(len(t) for t in texts)
+    return round(completion_tokens * thought / total) if thought else 0
 
 
 def _total_logprob(choice: Any) -> float | None:

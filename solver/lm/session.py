@@ -69,6 +69,10 @@ def _logprobs_key(keys: list[str]) -> str:
     return cache_key(kind="logprobs", keys=keys)
 
 
+def _thinking_key(keys: list[str]) -> str:
+    return cache_key(kind="thinking", keys=keys)
+
+
 @dataclass(frozen=True, slots=True)
 class _Failure:
     """What a failed request hands the identical requests that waited for it."""
@@ -145,6 +149,17 @@ class Session:
             raise BudgetExhausted("seconds") from None
         if isinstance(exc, ServerUnavailable):  # every later call would fail or stall too: end the run
             raise exc
+
+    def _thought(self, purpose: str, thinking: list[str], tokens: int) -> None:
+        """Keep what a reasoning model thought in the run's trace (one ``thinking`` event per
+        request, each sample's thinking in order) and count its tokens apart; they are part of
+        the completion tokens too (live, and replayed by ``_replay_tokens``), so the budget
+        counts them once."""
+        if not any(thinking):
+            return
+        self._usage.reasoning_tokens += tokens
+        self._emit({"event": "thinking", "purpose": purpose, "thinking": "\n\n".join(t for t in thinking if t),
+                    "reasoning_tokens": tokens})
 
     def _replay_tokens(self, keys: list[str]) -> None:
         """Count the tokens a recorded request used when it was made, so a replayed run reports
@@ -233,6 +248,10 @@ class Session:
                     got = cache.get(_logprobs_key(keys))
                     if isinstance(got, list):
                         self._logprobs[memo_key] = [float(x) if isinstance(x, (int, float)) else None for x in got]
+                thought = cache.get(_thinking_key(keys))
+                if isinstance(thought, dict):
+                    self._thought(purpose, [str(t) for t in thought.get("thinking", [])],
+                                  int(thought.get("tokens", 0)))
                 return texts
             if mode == "replay":
                 raise CacheMiss(f"replay-only cache has no recording for this {purpose or 'request'} "
@@ -245,12 +264,15 @@ class Session:
         usage.backend_calls += 1
         usage.prompt_tokens += comp.prompt_tokens
         usage.completion_tokens += comp.completion_tokens
+        self._thought(purpose, comp.thinking, comp.reasoning_tokens)
         if cache is not None and mode == "record":
             for k, t in zip(keys, comp.texts, strict=False):
                 cache.put(k, t)
             cache.put(_tokens_key(keys), [comp.prompt_tokens, comp.completion_tokens])
             if params.logprobs is not None:
                 cache.put(_logprobs_key(keys), list(comp.logprobs))
+            if any(comp.thinking):
+                cache.put(_thinking_key(keys), {"thinking": list(comp.thinking), "tokens": comp.reasoning_tokens})
         self._memo[memo_key] = list(comp.texts)
         if params.logprobs is not None:
             self._logprobs[memo_key] = list(comp.logprobs)

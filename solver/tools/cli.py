@@ -22,7 +22,7 @@ from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
-from solver.run import check_settings, make_client, solve
+from solver.run import RunStopped, check_settings, make_client, solve
 from solver.searches import SEARCHES, search_names
 from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings, SearchSettings, Settings
 from solver.tools.plugins import TaskPlugin, load_plugins
@@ -93,13 +93,21 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
                    help="how a server scores continuations: echoed prompt log-probabilities, or the top "
                         "log-probabilities of one generated token; auto asks the server (default)")
     m.add_argument("--chat", action="store_true", help="use chat completions and chat-style prompts")
-    m.add_argument("--grammar", choices=["on", "off"], default="on",
+    m.add_argument("--thinking", default="auto", metavar="MODE",
+                   help="reasoning models (servers): auto (the server's default), on, off, low/medium/high "
+                        "(reasoning_effort) or N (at most N tokens of thinking; each request's max_tokens grows "
+                        "by N). Thinking is never read as a thought or an answer; it goes in the trace and "
+                        "its tokens count in usage and budget")
+    m.add_argument("--grammar", choices=["auto", "on", "off"], default="auto",
                    help="propose/sample decode under the grammar of legal thoughts the task writes from "
-                        "its rules, where the model backend can (default on); the gate checks every "
-                        "thought either way")
+                        "its rules, where the model backend can: auto (default) unless a server decodes "
+                        "grammars too slowly (measured once, said), on always, off never; the gate checks "
+                        "every thought either way")
     m.add_argument("--timeout", type=float, default=60.0, help="seconds per model call")
     m.add_argument("--retries", type=int, default=3, help="retries of transient server errors")
-    m.add_argument("--concurrency", type=int, default=4, help="concurrent calls to a server (to each endpoint)")
+    m.add_argument("--concurrency", type=int, default=None,
+                   help="concurrent calls to a server (to each endpoint); default 4, or 1 to a server that "
+                        "serves one request at a time (probed)")
     m.add_argument("--cache", default=None, help="record/replay store (sqlite file)")
     m.add_argument("--context", type=int, default=None, metavar="N",
                    help="embedded model: most tokens of context (the model's own window, capped by this; "
@@ -166,7 +174,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     if args.generator not in generators:
         raise UsageError(f"unknown generator {args.generator!r}; choose one of {', '.join(generators)}")
     for name in ("breadth", "k", "n_evaluate", "concurrency", "max_children", "max_rounds"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.depth is not None and args.depth < 1:
         raise UsageError("--depth must be at least 1")
@@ -177,11 +185,22 @@ def settings_from(args: argparse.Namespace) -> Settings:
         max_rounds=args.max_rounds)
     model = ModelSettings(
         temperature=args.temperature, seed=args.seed, chat=args.chat, backend=backend, model=args.model,
-        base_url=_urls(args.base_url), scoring=args.scoring, grammar=args.grammar == "on", timeout=args.timeout,
+        base_url=_urls(args.base_url), scoring=args.scoring, thinking=_thinking(args.thinking),
+        grammar=args.grammar != "off", grammar_forced=args.grammar == "on", timeout=args.timeout,
         retries=args.retries,
-        concurrency=args.concurrency, cache=args.cache, cache_mode=args.cache_mode, context=args.context,
+        concurrency=4 if args.concurrency is None else args.concurrency,
+        probe_parallel=args.concurrency is None, cache=args.cache, cache_mode=args.cache_mode, context=args.context,
         prices=dict(args.price))
     return Settings(search, model, budget_from(args))
+
+
+def _thinking(value: str) -> str:
+    from solver.lm.thinking import parse_thinking
+
+    try:
+        return str(parse_thinking(value))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def budget_from(args: argparse.Namespace) -> Budget:
@@ -203,7 +222,8 @@ def _no_answer(result: dict[str, Any]) -> str:
         elif oracle is True:
             head += "; but the exact oracle says one exists (please report this as a bug)"
         return head
-    head = "no verified solution found" + (f" ({stop} budget ran out)" if stop else "")
+    why = "the server stopped answering" if stop == "server" else f"{stop} budget ran out"
+    head = "no verified solution found" + (f" ({why})" if stop else "")
     if result.get("limit"):  # an enumeration limit cut the search: it is no evidence that none exists
         n = int(result.get("not_tried") or 0)
         head += (f"; incomplete: {n:,} candidate{'' if n == 1 else 's'} not tried" if n else "; incomplete") \
@@ -253,7 +273,11 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
         for pid, puzzle in puzzles:
             with progress:  # a live bar between puzzles, not over the printed results
                 progress.working_on(pid)
-                res = await solve(task, puzzle, s, client, trace)
+                stopped: RunStopped | None = None
+                try:
+                    res = await solve(task, puzzle, s, client, trace)
+                except RunStopped as exc:  # the results so far, then the error (exit 3)
+                    res, stopped = exc.result, exc
                 progress.finished(res.summary())
             out = {"task": task.name, "id": pid, "puzzle": puzzle, **res.summary()}
             exact = find(task, HasOracle)
@@ -271,6 +295,8 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
             else:
                 prefix = f"[{pid}] " if len(puzzles) > 1 else ""
                 print(prefix + (text + "\n" if text else "") + _fmt(out), flush=True)
+            if stopped is not None:
+                raise LMError(f"{stopped}; the run stopped there (results so far above)")
     finally:
         trace.close()
         if client is not None:

@@ -2,7 +2,8 @@
 
 Lists the models the server names (``GET /models``), then probes one of them (``--model``, else
 the first listed) with small requests: chat, ``n`` > 1, echoed prompt log-probabilities, top
-log-probabilities of generated tokens, seeds; and says how ``tot`` will score continuations there.
+log-probabilities of generated tokens, seeds, grammars, requests served at once, and the measured
+cost of each scoring mode and of grammar decoding; and says how ``tot`` will score there, and why.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def add_parser(subparsers: Any, plugins: dict[str, Any]) -> None:
 
 
 async def _one(url: str, args: argparse.Namespace) -> dict[str, Any]:
-    from solver.lm.openai_backend import OpenAIBackend
+    from solver.lm.openai_backend import OpenAIBackend, choose_scoring
 
     probe = OpenAIBackend(args.model or "unknown", url, timeout=args.timeout, max_retries=args.retries)
     try:
@@ -43,11 +44,32 @@ async def _one(url: str, args: argparse.Namespace) -> dict[str, Any]:
             raise LMError(f"{url} lists no models; name one with --model")
         probe.model, probe.name = model, f"openai:{model}"
         caps = await probe.capabilities()
-        scoring = "echo" if caps.echo else "top-logprobs" if caps.top_logprobs else "none (use --evaluator value)"
+        # What --scoring auto picks: for the value labels (three one-word continuations, the likelihood
+        # evaluator) and for longer texts (enumerate-rank's steps, five here).
+        chosen = {kind: choose_scoring(caps, n, labels) for kind, n, labels in (("labels", 3, True),
+                                                                              ("texts", 5, False))}
+        scoring = {k: (m or "none (use --evaluator value)") for k, (m, _) in chosen.items()}
+        why = {k: w for k, (_, w) in chosen.items()}
         return {"base_url": probe.base_url, "models": names, "model": model, "capabilities": caps.to_json(),
-                "scoring": scoring, "lines": caps.lines()}
+                "scoring": scoring, "scoring_why": why, "grammar": _grammar_choice(caps), "lines": caps.lines()}
     finally:
         await probe.close()
+
+
+def _grammar_choice(caps: Any) -> str:
+    """What --grammar auto does on this server, and why."""
+    from solver.lm.capabilities import GRAMMAR_SLOW
+
+    if not caps.grammar:
+        return "off (the server takes no grammar)"
+    cost = caps.grammar_cost or {}
+    plain, slow = cost.get("plain"), cost.get("grammar")
+    if not plain or not slow:
+        return f"on ({caps.grammar}; cost not measured)"
+    ratio = f"{slow * 1000:.0f} vs {plain * 1000:.0f} ms per token, {slow / plain:.1f}x"
+    if slow > GRAMMAR_SLOW * plain:
+        return f"off: too slow ({ratio}; --grammar on keeps it)"
+    return f"on ({caps.grammar}; {ratio})"
 
 
 async def run(args: argparse.Namespace, plugins: dict[str, Any]) -> int:
@@ -65,5 +87,9 @@ async def run(args: argparse.Namespace, plugins: dict[str, Any]) -> int:
         print(f"  models: {', '.join(info['models']) or '(none listed)'}")
         print(f"model {info['model']} supports:")
         print("\n".join(info["lines"]))
-        print(f"  tot scores continuations here by: {info['scoring']}", flush=True)
+        for kind, what in (("labels", "value labels (evaluator likelihood)"),
+                           ("texts", "longer texts (generator enumerate-rank)")):
+            print(f"  tot scores {what} here: {kind} by {info['scoring'][kind]} ({info['scoring_why'][kind]})")
+        print("  (--scoring echo or top-logprobs overrides the choice)")
+        print(f"  tot decodes under grammars here (--grammar auto): {info['grammar']}", flush=True)
     return 0
