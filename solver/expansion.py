@@ -46,6 +46,9 @@ class SearchResult:
     # True only when a complete search (solver/complete.py) visited every state of the tree
     # and found no answer, with no budget or depth cut: a proof that none exists.
     exhausted: bool = False
+    # MCTS (solver/mcts.py): node id -> visits when the run ended (visited nodes only); None for
+    # searches that count no visits. Not in the ``end`` event: the trace's rounds give them.
+    visits: dict[int, int] | None = None
 
     def summary(self) -> dict[str, object]:
         return {"answer": self.answer, "verified": self.verified,
@@ -292,11 +295,12 @@ class Expansion:
         return answer
 
     def result(self, solution: Node[Any] | None, answer: str | None, stopped_by: str | None,
-               error: str | None = None, exhausted: bool = False) -> SearchResult:
+               error: str | None = None, exhausted: bool = False,
+               visits: dict[int, int] | None = None) -> SearchResult:
         """The run's result, traced as its ``end`` event."""
         report = self.reports.get(answer) if answer is not None else None
         res = SearchResult(answer, report is not None and report.verified, stopped_by, solution, self.proposed,
                            self.rejected, self.expanded, self.usage, error, solution or self.best, report,
-                           exhausted)
+                           exhausted, visits)
         self.trace.emit("end", **res.summary())
         return res
