@@ -17,8 +17,11 @@ Where the generator gives no log-likelihoods (``enumerate``, ``propose``, ``samp
 that cannot score), the score is the self-evaluation alone (log E sums log C); the trace's
 ``search`` event says which (``log_likelihood``), and ``tot solve`` says it once at the start.
 A verified answer ends the search (the paper keeps finished chains until all finish; a verified
-answer cannot be bettered). Nothing is re-expanded: a chain the sampling drops is cut
-(``why: beam``), so ``tot audit`` counts a solvable one as lost to the search's judgement.
+answer cannot be bettered). A chain the sampling drops is cut (``why: beam``), so ``tot audit``
+counts a solvable one as lost to the search's judgement. Our addition: a beam that ends without a
+verified answer (the verifier says so) is run again from the root with fresh draws, up to
+``runs`` runs (``--beam-runs``; 1 is the paper's single run); each run begins with a ``round``
+event naming the root.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from solver.node import Node
 from solver.search import quantise
 from solver.task import Thought
 
-__all__ = ["DEFAULT_BEAM", "DEFAULT_CANDIDATES", "DEFAULT_DECAY", "DEFAULT_MIX", "DEFAULT_TAU", "FLOOR",
+__all__ = ["DEFAULT_BEAM", "DEFAULT_CANDIDATES", "DEFAULT_DECAY", "DEFAULT_MIX", "DEFAULT_RUNS", "DEFAULT_TAU", "FLOOR",
            "confidences", "gumbel_top", "no_likelihood_notice", "search_beam"]
 
 # The settings of llm-reasoners' example of this search on GSM8K (beam 5, 16 candidates, lambda
@@ -44,6 +47,10 @@ DEFAULT_CANDIDATES = 16
 DEFAULT_MIX = 0.5
 DEFAULT_TAU = 0.5
 DEFAULT_DECAY = 0.5
+# Not the paper's: with an exact verifier a failed beam is known to have failed, so it is run again
+# from the root with fresh draws (the run's memo answers a state judged before without a model
+# call). 1 is Algorithm 1 exactly.
+DEFAULT_RUNS = 10
 FLOOR = 0.01  # the lowest confidence: log C stays finite for the worst-judged state
 
 
@@ -81,10 +88,12 @@ def no_likelihood_notice(generator: Any) -> str | None:
 
 async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: int = DEFAULT_CANDIDATES,
                       mix: float = DEFAULT_MIX, tau: float = DEFAULT_TAU, decay: float = DEFAULT_DECAY,
-                      depth: int | None = None, seed: int = 0) -> SearchResult:
-    """Xie et al.'s stochastic beam search on a run's gated step."""
-    if beam < 1 or candidates < 1:
-        raise ValueError(f"the beam and the candidates per chain must be at least 1, not {beam} and {candidates}")
+                      runs: int = DEFAULT_RUNS, depth: int | None = None, seed: int = 0) -> SearchResult:
+    """Xie et al.'s stochastic beam search on a run's gated step, run again from the root (fresh
+    draws) until a verified answer or ``runs`` runs."""
+    if beam < 1 or candidates < 1 or runs < 1:
+        raise ValueError(f"the beam, the candidates per chain and the runs must be at least 1, not {beam}, "
+                         f"{candidates} and {runs}")
     if not 0.0 <= mix <= 1.0:
         raise ValueError(f"lambda must lie in 0..1, not {mix}")
     if not (tau > 0 and math.isfinite(tau)) or not 0.0 < decay <= 1.0:
@@ -92,15 +101,13 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
     task, trace, evaluator = run.task, run.trace, run.require_evaluator()
     max_depth = depth or task.max_depth
     uses_ll = bool(getattr(run.generator, "log_likelihoods", False))
-    run.start("beam", breadth=beam, candidates=candidates, mix=mix, tau=tau, decay=decay, depth=max_depth,
-              seed=seed, log_likelihood=uses_ll, generator=run.generator.name, evaluator=evaluator.name)
+    run.start("beam", breadth=beam, candidates=candidates, mix=mix, tau=tau, decay=decay, beam_runs=runs,
+              depth=max_depth, seed=seed, log_likelihood=uses_ll, generator=run.generator.name,
+              evaluator=evaluator.name)
     rng = random.Random(seed)
     root = run.root()
     run.reach(root)
-    chains: list[Node[Any]] = [root]
     log_e: dict[int, float] = {root.id: 0.0}
-    temperature = tau
-    found: tuple[Node[Any], str] | None = None
 
     def draw(thoughts: list[Thought]) -> list[Thought]:
         """``candidates`` of the generator's thoughts, drawn by likelihood (or uniformly); in
@@ -110,7 +117,10 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
         weights = [t.prior if uses_ll and t.prior is not None else 0.0 for t in thoughts]
         return [thoughts[i] for i in sorted(gumbel_top(weights, candidates, rng))]
 
-    try:
+    async def one_run() -> tuple[Node[Any], str] | None:
+        """Algorithm 1 once, from the root: level by level until an answer or no chain is left."""
+        chains: list[Node[Any]] = [root]
+        temperature = tau
         for _level in range(max_depth):
             proposals = await gather_all(*(run.generate(nd) for nd in chains))
             level: list[Node[Any]] = []
@@ -121,7 +131,7 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
                         level.append(child)
             found = run.first_answer(level)
             if found is not None:
-                break
+                return found
             open_nodes = []
             for child in level:
                 if child.solved:
@@ -131,7 +141,7 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
                 else:
                     open_nodes.append(child)
             if not open_nodes:
-                break
+                return None
             await run.score(open_nodes)
             for child, conf in zip(open_nodes, confidences([c.score for c in open_nodes]), strict=True):
                 assert child.parent is not None
@@ -148,6 +158,14 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
                     trace.emit("cut", node=child.id, why="beam", score=child.score, log_weight=log_e[child.id])
             run.reach(max(chains, key=lambda c: log_e[c.id]))
             temperature *= decay
+        return None
+
+    try:
+        for number in range(1, runs + 1):
+            trace.emit("round", round=number, node=root.id, depth=0)
+            found = await one_run()
+            if found is not None:
+                return run.result(found[0], found[1], None)
     except BudgetExhausted as exc:
-        return run.result(found[0] if found else None, found[1] if found else None, exc.which)
-    return run.result(found[0] if found else None, found[1] if found else None, None)
+        return run.result(None, None, exc.which)
+    return run.result(None, None, None)

@@ -87,13 +87,13 @@ async def _mcts(run: Expansion, o: SearchSettings) -> SearchResult:
 
 async def _beam(run: Expansion, o: SearchSettings) -> SearchResult:
     return await search_beam(run, beam=o.breadth, candidates=o.candidates, mix=o.mix, tau=o.tau, decay=o.decay,
-                             depth=o.depth, seed=o.seed)
+                             runs=o.beam_runs, depth=o.depth, seed=o.seed)
 
 
 # The search settings that belong to one search or another (the rest, depth, generator,
 # evaluator and their sizes, every search takes); ``Search.options`` names those it reads.
 SEARCH_OPTIONS = ("breadth", "early_stop", "prune_below", "max_children", "max_rounds", "iterations",
-                  "exploration", "rollout_depth", "candidates", "mix", "tau", "decay")
+                  "exploration", "rollout_depth", "candidates", "mix", "tau", "decay", "beam_runs")
 
 
 # Filled at import with the built-in searches, in the order help texts list them.
@@ -112,8 +112,9 @@ SEARCHES: dict[str, Search] = {s.name: s for s in (
                           "--iterations, --exploration, --rollout-depth", options=("iterations", "exploration",
                                                                                   "rollout_depth")),
     Search("beam", _beam, "Xie et al. (2023)'s stochastic beam search: --breadth chains, --beam-candidates each, "
-                          "log-likelihood and self-evaluation mixed by --lambda, --tau decaying by --decay",
-           options=("breadth", "candidates", "mix", "tau", "decay"), notice=no_likelihood_notice),
+                          "log-likelihood and self-evaluation mixed by --lambda, --tau decaying by --decay; "
+                          "--beam-runs fresh runs until a verified answer",
+           options=("breadth", "candidates", "mix", "tau", "decay", "beam_runs"), notice=no_likelihood_notice),
 )}
 _loaded = False
 

@@ -74,9 +74,9 @@ def test_a_flag_the_method_does_not_take_is_one_line(argv: list[str], flag: str,
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith(f"tot: error: {flag} is not an option of --method {method}")
     own = SEARCHES[method].options or ()
+    spelled = {"mix": "--lambda", "early_stop": "--no-early-stop", "candidates": "--beam-candidates"}
     for opt in own:  # it lists what the method does take
-        assert {"mix": "--lambda", "early_stop": "--no-early-stop", "candidates": "--beam-candidates"}.get(
-            opt, "--" + opt.replace("_", "-")) in err
+        assert spelled.get(opt, "--" + opt.replace("_", "-")) in err
 
 
 def test_the_methods_own_flags_are_taken(capsys: pytest.CaptureFixture[str]) -> None:
@@ -291,7 +291,7 @@ def test_audit_counts_mcts_children_never_visited(puzzle: str) -> None:
 def test_audit_counts_solvable_states_the_beam_cut(puzzle: str) -> None:
     # Every legal step drawn (40 candidates), one chain kept: at depth 1 the solvable states not
     # kept are the beam's false prunes.
-    trace = _trace("beam", puzzle, "random", breadth=1, candidates=40)
+    trace = _trace("beam", puzzle, "random", breadth=1, candidates=40, beam_runs=1)
     events = trace.events
     kept = {e["node"] for e in events if e["event"] == "keep"}
     depth1 = {e["node"] for e in events if e["event"] == "proposal" and e.get("depth") == 1 and "node" in e}

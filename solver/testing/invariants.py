@@ -347,20 +347,38 @@ def check_mcts(o: Outcome) -> None:
 
 
 def check_beam(o: Outcome) -> None:
-    """At most k (``breadth``) chains kept per depth, at most n candidates gated per chain
-    (``candidates``), only the root and kept chains expanded, nothing deeper than the limit."""
+    """Within each run from the root (a ``round`` event begins each): at most k (``breadth``)
+    chains kept per depth, at most n candidates gated per chain and expansion (``candidates``);
+    only the root and kept chains expanded; nothing deeper than the limit; no more runs than
+    ``beam_runs``."""
     if o.case.settings.method != "beam":
         return
     fail = _fail(o, STOCHASTIC_BEAM)
     search = o.of("search")
     n = search[0].get("candidates") if search else None
+    runs = search[0].get("beam_runs") if search else None
     k, limit = o.case.settings.breadth, o.depth_limit()
-    kept: Counter[int] = Counter(o.nodes[e["node"]].depth for e in o.of("keep"))
+    kept: Counter[tuple[int, int]] = Counter()
+    gated: Counter[int] = Counter()
+    number = 0
+    for e in o.events:
+        kind = e.get("event")
+        if kind == "round":
+            number += 1
+            if e.get("round") != number or e.get("node") != next(iter(o.nodes)):
+                fail(f"run {number} is recorded as {e}")
+        elif kind == "keep":
+            kept[(number, o.nodes[e["node"]].depth)] += 1
+        elif kind == "expand":
+            gated[e["node"]] = 0  # the root is expanded again by each run
+        elif kind == "proposal":
+            gated[e["parent"]] += 1
+            if not isinstance(n, int) or gated[e["parent"]] > n:
+                fail(f"more than {n} candidates gated for node {e['parent']} in one expansion")
     if any(v > k for v in kept.values()):
-        fail(f"more than {k} chains kept at one depth: {dict(kept)}")
-    gated: Counter[int] = Counter(e["parent"] for e in o.of("proposal"))
-    if not isinstance(n, int) or any(v > n for v in gated.values()):
-        fail(f"more than {n} candidates gated for one chain: {dict(gated)}")
+        fail(f"more than {k} chains kept at one depth of one run: {dict(kept)}")
+    if not isinstance(runs, int) or number > runs:
+        fail(f"{number} runs, at most {runs} allowed")
     kept_ids = {e["node"] for e in o.of("keep")}
     for e in o.of("expand"):
         node = o.nodes[e["node"]]

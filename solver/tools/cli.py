@@ -84,7 +84,7 @@ _OWN_FLAGS = {"breadth": ("--breadth", "breadth"), "no_early_stop": ("--no-early
               "max_rounds": ("--max-rounds", "max_rounds"), "iterations": ("--iterations", "iterations"),
               "exploration": ("--exploration", "exploration"), "rollout_depth": ("--rollout-depth", "rollout_depth"),
               "beam_candidates": ("--beam-candidates", "candidates"), "mix": ("--lambda", "mix"),
-              "tau": ("--tau", "tau"), "decay": ("--decay", "decay")}
+              "tau": ("--tau", "tau"), "decay": ("--decay", "decay"), "beam_runs": ("--beam-runs", "beam_runs")}
 
 
 def check_search_options(methods: Sequence[str], given: Any) -> None:
@@ -133,6 +133,9 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
                    help=f"beam: sampling temperature of the chains (default {_D.tau:g})")
     g.add_argument("--decay", type=float, default=_D.decay, action=given,
                    help=f"beam: tau is multiplied by this after each level (alpha) (default {_D.decay:g})")
+    g.add_argument("--beam-runs", type=int, default=_D.beam_runs, action=given,
+                   help=f"beam: runs from the root with fresh draws until a verified answer; 1 is the paper's "
+                        f"single run (default {_D.beam_runs})")
     g.add_argument("--depth", type=int, default=None, help="maximum depth (default: the task's)")
     g.add_argument("--generator", default=DEFAULT_GENERATOR,
                    help=f"thought generator: {', '.join(GENERATORS)} or a task's own "
@@ -232,8 +235,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
     for name in ("breadth", "k", "n_evaluate", "concurrency", "max_children", "max_rounds", "iterations"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.beam_candidates < 1:
-        raise UsageError("--beam-candidates must be at least 1")
+    if args.beam_candidates < 1 or args.beam_runs < 1:
+        raise UsageError("--beam-candidates and --beam-runs must be at least 1")
     if args.rollout_depth < 0:
         raise UsageError("--rollout-depth must be at least 0")
     if not (args.exploration >= 0 and args.exploration < float("inf")):
@@ -250,7 +253,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         model_free=tuple(getattr(args, "task_model_free", ())), max_children=args.max_children,
         max_rounds=args.max_rounds, seed=args.seed if args.seed is not None else 0, iterations=args.iterations,
         exploration=args.exploration, rollout_depth=args.rollout_depth, candidates=args.beam_candidates, mix=args.mix,
-        tau=args.tau, decay=args.decay)
+        tau=args.tau, decay=args.decay, beam_runs=args.beam_runs)
     model = ModelSettings(
         temperature=args.temperature, seed=args.seed, chat=args.chat, backend=backend, model=args.model,
         base_url=_urls(args.base_url), scoring=args.scoring, grammar=args.grammar == "on", timeout=args.timeout,
