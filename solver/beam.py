@@ -19,9 +19,9 @@ that cannot score), the score is the self-evaluation alone (log E sums log C); t
 A verified answer ends the search (the paper keeps finished chains until all finish; a verified
 answer cannot be bettered). A chain the sampling drops is cut (``why: beam``), so ``tot audit``
 counts a solvable one as lost to the search's judgement. Our addition: a beam that ends without a
-verified answer (the verifier says so) is run again from the root with fresh draws, up to
-``runs`` runs (``--beam-runs``; 1 is the paper's single run); each run begins with a ``round``
-event naming the root.
+verified answer (the verifier says so) is run again from the root with fresh draws and a higher
+starting temperature (run r starts at r * tau), up to ``runs`` runs (``--beam-runs``; 1 is the
+paper's single run); each run begins with a ``round`` event naming the root.
 """
 
 from __future__ import annotations
@@ -48,9 +48,11 @@ DEFAULT_MIX = 0.5
 DEFAULT_TAU = 0.5
 DEFAULT_DECAY = 0.5
 # Not the paper's: with an exact verifier a failed beam is known to have failed, so it is run again
-# from the root with fresh draws (the run's memo answers a state judged before without a model
-# call). 1 is Algorithm 1 exactly.
-DEFAULT_RUNS = 10
+# from the root with fresh draws, hotter (run r starts at temperature r * tau), so that later runs
+# stray further from the evaluator's favourites; the run's memo answers a state judged before
+# without a model call, so a run costs model calls only for states no earlier run judged. 1 is
+# Algorithm 1 exactly.
+DEFAULT_RUNS = 100
 FLOOR = 0.01  # the lowest confidence: log C stays finite for the worst-judged state
 
 
@@ -82,7 +84,7 @@ def no_likelihood_notice(generator: Any) -> str | None:
     """The line ``tot solve`` prints once when the beam must do without log-likelihoods."""
     if getattr(generator, "log_likelihoods", False):
         return None
-    return (f"beam: generator `{generator.name}` gives no log-likelihoods; chains are scored by the "
+    return (f"generator `{generator.name}` gives no log-likelihoods; chains are scored by the "
             "self-evaluation alone (lambda unused; --generator enumerate-rank gives them)")
 
 
@@ -117,10 +119,9 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
         weights = [t.prior if uses_ll and t.prior is not None else 0.0 for t in thoughts]
         return [thoughts[i] for i in sorted(gumbel_top(weights, candidates, rng))]
 
-    async def one_run() -> tuple[Node[Any], str] | None:
+    async def one_run(temperature: float) -> tuple[Node[Any], str] | None:
         """Algorithm 1 once, from the root: level by level until an answer or no chain is left."""
         chains: list[Node[Any]] = [root]
-        temperature = tau
         for _level in range(max_depth):
             proposals = await gather_all(*(run.generate(nd) for nd in chains))
             level: list[Node[Any]] = []
@@ -163,7 +164,7 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
     try:
         for number in range(1, runs + 1):
             trace.emit("round", round=number, node=root.id, depth=0)
-            found = await one_run()
+            found = await one_run(tau * number)
             if found is not None:
                 return run.result(found[0], found[1], None)
     except BudgetExhausted as exc:

@@ -48,7 +48,7 @@ class SearchSettings:
     mix: float = 0.5  # --method beam: lambda, the weight of the generation log-likelihood
     tau: float = 0.5  # --method beam: the sampling temperature
     decay: float = 0.5  # --method beam: tau's decay alpha per level
-    beam_runs: int = 10  # --method beam: runs from the root until a verified answer (1: the paper's one)
+    beam_runs: int = 100  # --method beam: runs from the root until a verified answer (1: the paper's one)
 
 
 @dataclass(slots=True)

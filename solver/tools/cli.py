@@ -134,8 +134,8 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--decay", type=float, default=_D.decay, action=given,
                    help=f"beam: tau is multiplied by this after each level (alpha) (default {_D.decay:g})")
     g.add_argument("--beam-runs", type=int, default=_D.beam_runs, action=given,
-                   help=f"beam: runs from the root with fresh draws until a verified answer; 1 is the paper's "
-                        f"single run (default {_D.beam_runs})")
+                   help=f"beam: runs from the root with fresh draws, run r at temperature r * tau, until a verified "
+                        f"answer; 1 is the paper's single run (default {_D.beam_runs})")
     g.add_argument("--depth", type=int, default=None, help="maximum depth (default: the task's)")
     g.add_argument("--generator", default=DEFAULT_GENERATOR,
                    help=f"thought generator: {', '.join(GENERATORS)} or a task's own "
@@ -322,7 +322,7 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
     notice = SEARCHES[s.search.method].notice
     line = notice(make_parts(task, s)[0]) if notice is not None else None
     if line:  # said once, before the first puzzle
-        print(f"tot: {line}", file=sys.stderr, flush=True)
+        print(f"tot: {s.search.method}: {line}", file=sys.stderr, flush=True)
     client = make_client(s)
     trace = Trace(args.trace)
     from solver.tools.progress import RunProgress
