@@ -337,13 +337,13 @@ def check_mcts(o: Outcome) -> None:
     if rounds and through[root] != len(rounds):
         fail(f"the root has {through[root]} visits after {len(rounds)} iterations")
     children: dict[int, list[int]] = {}
-    for n in o.nodes.values():
-        if n.parent is not None:
-            children.setdefault(n.parent, []).append(n.id)
-    for nid, n in through.items():
+    for tn in o.nodes.values():
+        if tn.parent is not None:
+            children.setdefault(tn.parent, []).append(tn.id)
+    for nid, visits in through.items():
         below = sum(through[c] for c in children.get(nid, []))
-        if n != ended[nid] + below:
-            fail(f"node {nid} has {n} visits: {ended[nid]} of its own and {below} of its children")
+        if visits != ended[nid] + below:
+            fail(f"node {nid} has {visits} visits: {ended[nid]} of its own and {below} of its children")
 
 
 def check_beam(o: Outcome) -> None:
