@@ -58,6 +58,9 @@ class SearchResult:
     # cut, and the limits that cut them ("; "-joined): the search was not complete.
     not_tried: int = 0
     limit: str | None = None
+    # MCTS (solver/mcts.py): node id -> visits when the run ended (visited nodes only); None for
+    # searches that count no visits. Not in the ``end`` event: the trace's rounds give them.
+    visits: dict[int, int] | None = None
 
     def summary(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -328,13 +331,14 @@ class Expansion:
         return answer
 
     def result(self, solution: Node[Any] | None, answer: str | None, stopped_by: str | None,
-               error: str | None = None, exhausted: bool = False) -> SearchResult:
+               error: str | None = None, exhausted: bool = False,
+               visits: dict[int, int] | None = None) -> SearchResult:
         """The run's result, traced as its ``end`` event."""
         report = self.reports.get(answer) if answer is not None else None
         # A cut enumeration proves nothing: "no solution exists" only when nothing was cut.
         res = SearchResult(answer, report is not None and report.verified, stopped_by, solution, self.proposed,
                            self.rejected, self.expanded, self.usage, error, solution or self.best, report,
                            exhausted and not self.limits, self.not_tried,
-                           "; ".join(self.limits) if self.limits else None)
+                           "; ".join(self.limits) if self.limits else None, visits)
         self.trace.emit("end", **res.summary())
         return res

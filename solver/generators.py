@@ -120,6 +120,12 @@ class EnumerateRank:
     exhaustive: bool = True  # every legal thought, so a search that tries them all is complete
 
     @property
+    def log_likelihoods(self) -> bool:
+        """Whether each thought's ``prior`` is its log-likelihood under the model (ranked), which
+        the beam search of solver/beam.py mixes into its score."""
+        return self.rank
+
+    @property
     def needs(self) -> Needs:
         """Ranked: legal moves, the propose prompt and a model; unranked: legal moves only."""
         return Needs((LegalMoves, ProposePrompts), model=True) if self.rank else Needs((LegalMoves,))

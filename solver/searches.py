@@ -17,13 +17,18 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Awaitable, Callable
 
+from solver.beam import no_likelihood_notice, search_beam
+from solver.best_first import search_best_first
 from solver.complete import search_complete
 from solver.controller import search_long
 from solver.expansion import Expansion, SearchResult
+from solver.generators import Generator
+from solver.mcts import search_mcts
 from solver.search import search_bfs, search_dfs
 from solver.settings import SearchSettings
 
-__all__ = ["ENTRY_POINTS", "SEARCHES", "Search", "SearchFn", "get_search", "register_search", "search_names"]
+__all__ = ["ENTRY_POINTS", "SEARCHES", "SEARCH_OPTIONS", "Search", "SearchFn", "get_search", "register_search",
+           "search_names"]
 
 ENTRY_POINTS = "tot.searches"
 
@@ -41,6 +46,11 @@ class Search:
     run: SearchFn
     help: str = ""
     evaluators: tuple[str, ...] | None = None
+    # The search settings of its own it reads (names in SEARCH_OPTIONS): ``tot solve`` refuses
+    # another search's option given with it. None: not declared (a user's search), not checked.
+    options: tuple[str, ...] | None = None
+    # A line to say once before runs, given the run's generator (None: nothing to say).
+    notice: Callable[[Generator], str | None] | None = None
 
     def uses_evaluator(self, name: str) -> bool:
         """Whether this search scores with the evaluator called ``name``."""
@@ -66,14 +76,45 @@ async def _long(run: Expansion, o: SearchSettings) -> SearchResult:
     return await search_long(run, max_children=o.max_children, max_rounds=o.max_rounds, depth=o.depth)
 
 
+async def _best_first(run: Expansion, o: SearchSettings) -> SearchResult:
+    return await search_best_first(run, depth=o.depth)
+
+
+async def _mcts(run: Expansion, o: SearchSettings) -> SearchResult:
+    return await search_mcts(run, iterations=o.iterations, exploration=o.exploration,
+                             rollout_depth=o.rollout_depth, depth=o.depth, seed=o.seed)
+
+
+async def _beam(run: Expansion, o: SearchSettings) -> SearchResult:
+    return await search_beam(run, beam=o.breadth, candidates=o.candidates, mix=o.mix, tau=o.tau, decay=o.decay,
+                             runs=o.beam_runs, depth=o.depth, seed=o.seed)
+
+
+# The search settings that belong to one search or another (the rest, depth, generator,
+# evaluator and their sizes, every search takes); ``Search.options`` names those it reads.
+SEARCH_OPTIONS = ("breadth", "early_stop", "prune_below", "max_children", "max_rounds", "iterations",
+                  "exploration", "rollout_depth", "candidates", "mix", "tau", "decay", "beam_runs")
+
+
 # Filled at import with the built-in searches, in the order help texts list them.
 SEARCHES: dict[str, Search] = {s.name: s for s in (
     Search("tot-complete", _complete, "DFS over every legal step, model-ordered, backtracking; an unanswered, "
-                                      "uncut run proves there is no answer"),
-    Search("tot-bfs", _bfs, "the paper's BFS: a beam of --breadth states per level"),
-    Search("tot-dfs", _dfs, "the paper's DFS: best child first, children below --prune-below cut, backtracking"),
+                                      "uncut run proves there is no answer", options=()),
+    Search("tot-bfs", _bfs, "the paper's BFS: a beam of --breadth states per level",
+           options=("breadth", "early_stop")),
+    Search("tot-dfs", _dfs, "the paper's DFS: best child first, children below --prune-below cut, backtracking",
+           options=("prune_below",)),
     Search("long", _long, "Long (2023)'s controller: one proposal per round, --max-children per node, "
-                          "--max-rounds in all", evaluators=("oracle",)),
+                          "--max-rounds in all", evaluators=("oracle",), options=("max_children", "max_rounds")),
+    Search("best-first", _best_first, "one global frontier, best evaluator score first (ties: deeper, then "
+                                      "earlier); nothing pruned, complete on finite trees", options=()),
+    Search("mcts", _mcts, "Monte Carlo tree search: UCT on evaluator values, verifier rewards; "
+                          "--iterations, --exploration, --rollout-depth", options=("iterations", "exploration",
+                                                                                  "rollout_depth")),
+    Search("beam", _beam, "Xie et al. (2023)'s stochastic beam search: --breadth chains, --beam-candidates each, "
+                          "log-likelihood and self-evaluation mixed by --lambda, --tau decaying by --decay; "
+                          "--beam-runs fresh runs until a verified answer",
+           options=("breadth", "candidates", "mix", "tau", "decay", "beam_runs"), notice=no_likelihood_notice),
 )}
 _loaded = False
 
@@ -84,7 +125,7 @@ def register_search(name: str, search: Search | SearchFn, help: str = "") -> Sea
     if not name or not isinstance(name, str):
         raise ValueError("a search needs a non-empty name")
     if isinstance(search, Search):
-        entry = Search(name, search.run, help or search.help, search.evaluators)
+        entry = Search(name, search.run, help or search.help, search.evaluators, search.options, search.notice)
     elif callable(search):
         entry = Search(name, search, help or (search.__doc__ or "").strip().split("\n")[0])
     else:

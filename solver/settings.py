@@ -40,6 +40,15 @@ class SearchSettings:
     dfs_children: int | None = None  # --method tot-dfs: children tried per node (None: all; library only)
     max_rounds: int = 100  # --method long: Long's K
     gate: bool = True  # False: the paper's unchecked behaviour (ablation; see capabilities.Unchecked)
+    seed: int = 0  # searches that draw at random (mcts rollouts, beam sampling) draw from this seed
+    iterations: int = 200  # --method mcts: iterations (solver/mcts.py DEFAULT_ITERATIONS)
+    exploration: float = 1.0  # --method mcts: UCT's exploration constant c
+    rollout_depth: int = 0  # --method mcts: random gated steps per rollout (0: the evaluator's value)
+    candidates: int = 16  # --method beam: next steps drawn per chain (n); the beam is ``breadth`` (k)
+    mix: float = 0.5  # --method beam: lambda, the weight of the generation log-likelihood
+    tau: float = 0.5  # --method beam: the sampling temperature
+    decay: float = 0.5  # --method beam: tau's decay alpha per level
+    beam_runs: int = 100  # --method beam: runs from the root until a verified answer (1: the paper's one)
 
 
 @dataclass(slots=True)

@@ -176,7 +176,7 @@ def test_solve_through_base_url_and_replay_without_the_server(server: str, tmp_p
     cache, trace = tmp_path / "cache.sqlite", tmp_path / "trace.jsonl"
     puzzle = "4 6 1 1"
     argv = ["solve", "game24", puzzle, "--model", MODEL, "--generator", "propose", "--evaluator", "value",
-            "--breadth", "1", "--n-evaluate", "1", "--budget-calls", "6", "--cache", str(cache), "--json"]
+            "--n-evaluate", "1", "--budget-calls", "6", "--cache", str(cache), "--json"]
     code, out, err = _run([*argv, "--base-url", server, "--trace", str(trace)], capsys)
     assert code == 0, err
     live = json.loads(out.strip().splitlines()[-1])

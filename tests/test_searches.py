@@ -117,7 +117,8 @@ def test_a_registered_search_runs_through_tot_solve_method(registered: None, tmp
 def test_tot_list_and_help_show_the_registry(registered: None, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
-    assert found["searches"] == ["tot-complete", "tot-bfs", "tot-dfs", "long", "random-first"]
+    assert found["searches"] == ["tot-complete", "tot-bfs", "tot-dfs", "long", "best-first", "mcts", "beam",
+                                 "random-first"]
     assert "noisy" in found["generators"] and "game24" in found["tasks"]
     assert set(found["evaluators"]) == set(EVALUATORS)
     assert main(["list"]) == 0
@@ -129,7 +130,8 @@ def test_tot_list_and_help_show_the_registry(registered: None, capsys: pytest.Ca
 
 
 def test_unknown_names_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(ValueError, match="^unknown method 'nope'; use one of tot-complete, tot-bfs, tot-dfs, long$"):
+    searches = "tot-complete, tot-bfs, tot-dfs, long, best-first, mcts, beam"
+    with pytest.raises(ValueError, match=f"^unknown method 'nope'; use one of {searches}$"):
         get_search("nope")
     assert main(["solve", "game24", "4 9 10 13", "--method", "nope"]) == 2
     err = capsys.readouterr().err

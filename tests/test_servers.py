@@ -312,7 +312,7 @@ def test_an_endpoint_without_grammar_support_gets_no_grammar_and_the_run_says_so
     fields = ("grammar", "structured_outputs", "guided_grammar", "ebnf")
     with FakeOpenAIServer(["ok"], text="1 + 1 = 2 (left: 2 4 6)") as srv:
         code = main(["solve", "game24", "4 6 1 1", "--base-url", srv.url, "--model", "fake-model",
-                     "--generator", "propose", "--evaluator", "value", "--breadth", "2"])
+                     "--generator", "propose", "--evaluator", "value"])
         bodies = [r.body or {} for r in srv.requests]
     err = capsys.readouterr().err
     assert code in (0, 1)
@@ -330,7 +330,7 @@ def test_grammar_off_sends_no_grammar_and_no_probe(capsys: Any) -> None:
     capabilities.forget()
     with FakeOpenAIServer(["ok"]) as srv:
         main(["solve", "game24", "4 6 1 1", "--base-url", srv.url, "--model", "fake-model",
-              "--generator", "propose", "--evaluator", "value", "--breadth", "2", "--grammar", "off"])
+              "--generator", "propose", "--evaluator", "value", "--grammar", "off"])
         bodies = [r.body or {} for r in srv.requests]
     assert bodies and not any("grammar" in json.dumps(b) for b in bodies)
     assert "grammar:" not in capsys.readouterr().err

@@ -28,10 +28,14 @@ BEAM = "BFS keeps at most b per level"
 DFS_ORDER = "DFS tries children best first, within its limits"
 BUDGET = "budgets are never exceeded"
 ANSWER = "a returned answer always re-verifies"
+BEST_FIRST = "best-first expands the best-scored state of its frontier, and prunes nothing"
+MCTS_VISITS = "MCTS visit counts add up"
+STOCHASTIC_BEAM = "the stochastic beam keeps at most k chains of at most n candidates each"
 IFF = "a complete search with the exact oracle finds a solution iff one exists"
 REPLAY = "the same seed and recorded answers give the same trace"
 
 AnswerCheck = Callable[[str, str], bool]
+DEPTH_FIRST = ("tot-dfs", "tot-complete")  # the searches that expand along one path and backtrack
 
 
 class InvariantBroken(AssertionError):
@@ -170,6 +174,8 @@ def check_gate(o: Outcome) -> None:
     root = next(iter(o.nodes))
     for kind in ("score", "keep", "expand", "answer", "backtrack"):
         for e in o.of(kind):
+            if kind == "score" and "node" not in e:
+                continue  # long scores a thought before it becomes a node (by parent and thought)
             if e["node"] not in o.nodes or (e["node"] == root and kind not in ("expand",)):
                 fail(f"{kind} event for node {e['node']}, which is no node the gate accepted")
     for e in o.of("answer"):
@@ -180,7 +186,7 @@ def check_gate(o: Outcome) -> None:
 def check_backtracking(o: Outcome) -> None:
     """Depth-first searches expand along one path: each expansion is of a child of the node on
     top of the stack, and a backtrack pops to the exact parent, whose state reads as it did."""
-    if o.case.settings.method == "tot-bfs":
+    if o.case.settings.method not in DEPTH_FIRST:
         return
     fail = _fail(o, BACKTRACK)
     stack: list[int] = []
@@ -239,7 +245,7 @@ def check_dfs(o: Outcome) -> None:
     """Siblings are tried best first: for tot-dfs none below the evaluator's threshold and at most
     max_children per node; for tot-complete nothing is pruned (only deferred behind better ones)."""
     method = o.case.settings.method
-    if method == "tot-bfs":
+    if method not in DEPTH_FIRST:
         return
     fail = _fail(o, DFS_ORDER)
     limit = o.depth_limit()
@@ -270,6 +276,116 @@ def check_dfs(o: Outcome) -> None:
             fail(f"the complete search cut node {pruned[0]['node']} ({pruned[0].get('why')})")
 
 
+def check_best_first(o: Outcome) -> None:
+    """The frontier rebuilt from the trace (a state joins it when scored, leaves it when kept):
+    each state expanded is the best of the frontier by quantised score, then depth (deeper
+    first), then the order it joined; nothing is cut but duplicates and states at the depth
+    limit; nothing deeper than the limit."""
+    if o.case.settings.method != "best-first":
+        return
+    fail = _fail(o, BEST_FIRST)
+    limit = o.depth_limit()
+    frontier: dict[int, tuple[float, int, int]] = {}
+    joined = 0
+    for e in o.events:
+        kind = e.get("event")
+        if kind == "score" and "node" in e:
+            joined += 1
+            frontier[e["node"]] = (-q(e.get("score")), -o.nodes[e["node"]].depth, joined)
+        elif kind == "keep":
+            if e["node"] not in frontier:
+                fail(f"node {e['node']} was expanded without joining the frontier")
+            best = min(frontier, key=lambda n: frontier[n])
+            if frontier[e["node"]] != frontier[best]:
+                fail(f"node {e['node']} was expanded while node {best} ranked better")
+            del frontier[e["node"]]
+        elif kind == "cut" and e.get("why") not in ("duplicate", "depth"):
+            fail(f"node {e.get('node')} was cut ({e.get('why')})")
+    if any(n.depth > limit for n in o.nodes.values()):
+        fail(f"a node deeper than the depth limit {limit}")
+
+
+def check_mcts(o: Outcome) -> None:
+    """Each iteration's path runs from the root down the tree, parent to child, and ends at a
+    node no earlier iteration ended at; the visits the search counted (``result.visits``) are
+    the number of paths through each node; so the root's are the number of iterations and each
+    node's are its own iteration (0 or 1) plus its children's."""
+    if o.case.settings.method != "mcts":
+        return
+    fail = _fail(o, MCTS_VISITS)
+    root = next(iter(o.nodes))
+    through: Counter[int] = Counter()
+    ended: Counter[int] = Counter()
+    rounds = o.of("round")
+    for k, e in enumerate(rounds, 1):
+        path = e.get("path")
+        if e.get("round") != k or not isinstance(path, list) or not path or path[0] != root:
+            fail(f"iteration {k} is recorded as {e}")
+        for parent, child in zip(path, path[1:], strict=False):
+            if child not in o.nodes or o.nodes[child].parent != parent:
+                fail(f"iteration {k} steps from node {parent} to {child}, which is not its child")
+        if path[-1] != e.get("node") or ended[path[-1]]:
+            fail(f"iteration {k} ends at node {path[-1]}, which an earlier one ended at (or not its node)")
+        ended[path[-1]] += 1
+        through.update(path)
+    counted = o.result.visits
+    if counted is None:
+        fail("the result carries no visit counts")
+    if dict(counted) != dict(through):
+        fail(f"the search counted visits {dict(sorted(counted.items()))}, its iterations' paths give "
+             f"{dict(sorted(through.items()))}")
+    if rounds and through[root] != len(rounds):
+        fail(f"the root has {through[root]} visits after {len(rounds)} iterations")
+    children: dict[int, list[int]] = {}
+    for tn in o.nodes.values():
+        if tn.parent is not None:
+            children.setdefault(tn.parent, []).append(tn.id)
+    for nid, visits in through.items():
+        below = sum(through[c] for c in children.get(nid, []))
+        if visits != ended[nid] + below:
+            fail(f"node {nid} has {visits} visits: {ended[nid]} of its own and {below} of its children")
+
+
+def check_beam(o: Outcome) -> None:
+    """Within each run from the root (a ``round`` event begins each): at most k (``breadth``)
+    chains kept per depth, at most n candidates gated per chain and expansion (``candidates``);
+    only the root and kept chains expanded; nothing deeper than the limit; no more runs than
+    ``beam_runs``."""
+    if o.case.settings.method != "beam":
+        return
+    fail = _fail(o, STOCHASTIC_BEAM)
+    search = o.of("search")
+    n = search[0].get("candidates") if search else None
+    runs = search[0].get("beam_runs") if search else None
+    k, limit = o.case.settings.breadth, o.depth_limit()
+    kept: Counter[tuple[int, int]] = Counter()
+    gated: Counter[int] = Counter()
+    number = 0
+    for e in o.events:
+        kind = e.get("event")
+        if kind == "round":
+            number += 1
+            if e.get("round") != number or e.get("node") != next(iter(o.nodes)):
+                fail(f"run {number} is recorded as {e}")
+        elif kind == "keep":
+            kept[(number, o.nodes[e["node"]].depth)] += 1
+        elif kind == "expand":
+            gated[e["node"]] = 0  # the root is expanded again by each run
+        elif kind == "proposal":
+            gated[e["parent"]] += 1
+            if not isinstance(n, int) or gated[e["parent"]] > n:
+                fail(f"more than {n} candidates gated for node {e['parent']} in one expansion")
+    if any(v > k for v in kept.values()):
+        fail(f"more than {k} chains kept at one depth of one run: {dict(kept)}")
+    if not isinstance(runs, int) or number > runs:
+        fail(f"{number} runs, at most {runs} allowed")
+    kept_ids = {e["node"] for e in o.of("keep")}
+    for e in o.of("expand"):
+        node = o.nodes[e["node"]]
+        if node.depth >= limit or (node.parent is not None and node.id not in kept_ids):
+            fail(f"node {node.id} at depth {node.depth} was expanded without being kept")
+
+
 def check_budgets(o: Outcome) -> None:
     """Calls and steps never exceed their budgets; tokens exceed theirs by at most one request
     per concurrency slot; a search stopped by steps used them all; nothing runs on afterwards."""
@@ -278,8 +394,10 @@ def check_budgets(o: Outcome) -> None:
     requests = 0 if o.model is None else len(o.model.requests) + len(o.model.score_requests)
     if b.calls is not None and (u.calls > b.calls or requests > b.calls):
         fail(f"{u.calls} calls counted, {requests} reached the model; budget {b.calls}")
-    if u.steps != r.expanded:
-        fail(f"{u.steps} steps counted, {r.expanded} expansions")
+    # A step is an expansion; long's controller charges one per round instead (its round events).
+    steps = len(o.of("round")) if o.case.settings.method == "long" else r.expanded
+    if u.steps != steps:
+        fail(f"{u.steps} steps counted, {steps} {'rounds' if o.case.settings.method == 'long' else 'expansions'}")
     if b.steps is not None and u.steps > b.steps:
         fail(f"{u.steps} steps; budget {b.steps}")
     if r.stopped_by == "steps" and u.steps != b.steps:
@@ -290,7 +408,8 @@ def check_budgets(o: Outcome) -> None:
         over = u.tokens - b.tokens
         if o.model is None or over > o.case.settings.concurrency * _dearest(o.model):
             fail(f"{u.tokens} tokens; budget {b.tokens}")
-    if r.stopped_by is not None and r.stopped_by not in ("calls", "tokens", "steps", "seconds"):
+    # "rounds": long's own round limit (--max-rounds), which it reports as the limit that ended it.
+    if r.stopped_by is not None and r.stopped_by not in ("calls", "tokens", "steps", "seconds", "rounds"):
         fail(f"stopped by an unknown budget {r.stopped_by!r}")
     if o.late_requests:
         fail(f"{o.late_requests} requests reached the model after search returned")
@@ -342,6 +461,9 @@ def check_outcome(o: Outcome, answer_ok: AnswerCheck | None = None) -> None:
     check_backtracking(o)
     check_bfs(o)
     check_dfs(o)
+    check_best_first(o)
+    check_mcts(o)
+    check_beam(o)
     check_budgets(o)
     check_answers(o, answer_ok)
 

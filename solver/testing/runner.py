@@ -53,7 +53,8 @@ from solver.trace import Trace
 Render = Callable[[str], str]
 # (method, evaluator) pairs run with complete enumeration for the iff check.
 IFF_METHODS: tuple[tuple[str, str], ...] = (("tot-complete", "oracle"), ("tot-complete", "prior"),
-                                            ("tot-dfs", "oracle"), ("tot-bfs", "oracle"))
+                                            ("tot-dfs", "oracle"), ("tot-bfs", "oracle"),
+                                            ("best-first", "oracle"), ("best-first", "prior"))
 _FAST_TMP = "/dev/shm" if Path("/dev/shm").is_dir() else None  # sqlite commits each write
 
 
@@ -106,6 +107,7 @@ async def run_case_async(task: Any, case: Case, *, model: bool = True, render: R
     options = RunSearch(method=s.method, breadth=s.breadth, depth=s.depth, generator=s.generator,
                         evaluator=s.evaluator, k=s.k, n_evaluate=s.n, dfs_children=s.max_children)
     search = get_search(s.method)  # the registered search, as ``tot solve --method`` runs it
+    ev = ev if search.uses_evaluator(s.evaluator) else None  # as solver.run.solve: long ranks with the oracle only
     result = await search(Expansion(proxy, case.puzzle, gen, ev, client, trace, usage), options)
     late = 0
     if scripted is not None:

@@ -8,9 +8,13 @@ from typing import Callable, Sequence, Union
 from hypothesis import strategies as st
 
 from solver.budget import Budget
+from solver.searches import search_names
 from solver.testing.scripted import Script
 
-METHODS = ("tot-bfs", "tot-dfs", "tot-complete")
+# The built-in searches whose own order the kit checks (solver/testing/invariants.py); by default
+# ``search_settings`` draws every registered search (a user's own too), which gets the checks that
+# hold for any search.
+METHODS = ("tot-bfs", "tot-dfs", "tot-complete", "best-first", "mcts", "beam")
 GENERATORS = ("propose", "sample", "enumerate", "enumerate-rank", "enumerate-choice")
 EVALUATORS = ("value", "vote", "likelihood", "prior", "oracle", "random")
 
@@ -20,7 +24,7 @@ ThoughtTexts = Union[st.SearchStrategy[str], Callable[[str], st.SearchStrategy[s
 
 @dataclass(frozen=True, slots=True)
 class SearchSettings:
-    """One search configuration: ``method`` (tot-bfs, tot-dfs or tot-complete), generator and
+    """One search configuration: ``method`` (any registered search), generator and
     evaluator names (the core's, or the task's own through ``make_generator``/``make_evaluator``),
     the beam ``breadth`` (BFS), a ``depth`` limit (None: the task's), ``max_children`` (DFS), ``k``
     samples, ``n`` evaluations and how many model requests may run at once (``concurrency``)."""
@@ -68,10 +72,14 @@ def _script(seed: int, legal: float, illegal_share: float, fail_rate: float, max
     return Script(seed, legal, rest * illegal_share, rest * (1.0 - illegal_share), fail_rate, max_lines, tuple(pool))
 
 
-def search_settings(*, methods: Sequence[str] = METHODS, generators: Sequence[str] = GENERATORS,
+def search_settings(*, methods: Sequence[str] | None = None, generators: Sequence[str] = GENERATORS,
                     evaluators: Sequence[str] = EVALUATORS, max_breadth: int = 4,
                     max_depth: int | None = None, max_concurrency: int = 3) -> st.SearchStrategy[SearchSettings]:
-    """Search settings; ``max_depth`` (when given) also draws depth limits 1..max_depth."""
+    """Search settings; ``methods`` defaults to every registered search (``solver.searches``:
+    built in, registered with ``register_search`` or by a ``tot.searches`` entry point) when the
+    strategy is made; ``max_depth`` (when given) also draws depth limits 1..max_depth."""
+    if methods is None:
+        methods = search_names()
     depth = st.none() if max_depth is None else st.one_of(st.none(), st.integers(1, max_depth))
     return st.builds(SearchSettings, st.sampled_from(list(methods)), st.sampled_from(list(generators)),
                      st.sampled_from(list(evaluators)), st.integers(1, max_breadth), depth,

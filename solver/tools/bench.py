@@ -42,10 +42,19 @@ from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
 from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
-from solver.run import DEFAULT_EVALUATOR, Settings, check_settings, make_backend, needs_model, solve, usage_for
-from solver.searches import search_names
+from solver.run import (
+    DEFAULT_EVALUATOR,
+    Settings,
+    check_settings,
+    make_backend,
+    make_parts,
+    needs_model,
+    solve,
+    usage_for,
+)
+from solver.searches import SEARCHES, search_names
 from solver.task import Thought
-from solver.tools.cli import UsageError, _add_search_args, settings_from
+from solver.tools.cli import UsageError, _add_search_args, check_search_options, settings_from
 from solver.tools.plugins import TaskPlugin
 from solver.tools.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
 from solver.tools.soft_score import SoftScorer, add_score_args, soft_table
@@ -367,12 +376,19 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     task = runner.task
     methods = parse_methods(args.methods, args.no_gate, task, tuple(getattr(args, "task_evaluators", ())),
                             (*GENERATORS, *getattr(args, "task_generators", ())))
+    searched = [m for m in methods if m not in BASELINES and m not in baseline_names(task)]
+    check_search_options([split_search(m)[0] for m in searched], getattr(args, "given_options", ()))
     puzzles = plugin.puzzles(args)
     for _pid, puzzle in puzzles:
         task.root(puzzle)  # bad input fails here, before a model is loaded
-    for m in methods:  # and a capability the task lacks
-        if m not in BASELINES and m not in baseline_names(task):
-            check_settings(task, search_settings(runner.settings, m))
+    for m in searched:  # and a capability the task lacks
+        check_settings(task, search_settings(runner.settings, m))
+    for m in searched:  # what a search has to say before it runs (beam without log-likelihoods), once
+        s = search_settings(runner.settings, m)
+        notice = SEARCHES[s.search.method].notice
+        line = notice(make_parts(task, s)[0]) if notice is not None else None
+        if line:
+            print(f"tot: {m}: {line}", file=sys.stderr, flush=True)
     i, n = parse_shard(args.shard)
     puzzles = puzzles[i - 1::n]
     out = Path(args.out)

@@ -5,7 +5,8 @@
   solution exists). A state reached through a step the exact gate refused (``invalid``, or
   ``unchecked`` with the gate off), or below such a step, has no truth: it is ``invalid``.
 - A **false prune** is a solvable state that a judgement removed from the search: cut because it
-  scored below the pruning threshold (``pruned``) or lost to the beam (``beam``). Cuts by depth
+  scored below the pruning threshold (``pruned``), lost to the beam (``beam``), or, in MCTS, a
+  child the tree held but UCT never chose to visit before the run ended (``unvisited``). Cuts by depth
   or child limits and duplicates are structural, not judgements, and are not false prunes.
 """
 
@@ -16,7 +17,7 @@ from typing import Any, Callable
 
 from solver.capabilities import HasOracle, Restorable, find, missing_message
 
-JUDGED_CUTS = frozenset({"pruned", "beam"})  # fates decided by the evaluator's judgement
+JUDGED_CUTS = frozenset({"pruned", "beam", "unvisited"})  # fates decided by the evaluator's judgement
 STRUCTURAL_CUTS = frozenset({"depth", "children"})
 
 Oracle = Callable[[str, str], bool]  # (puzzle, state description) -> solvable

@@ -67,13 +67,16 @@ class DepthFigures:
     cut_other_solvable: Proportion  # solvable states cut by depth or child limits (not judgements)
     true_prune: Proportion  # unsolvable states cut by a judgement / unsolvable states evaluated
     classes: Mapping[str, ClassFigures]
+    # ... MCTS children never visited when the run ended (no other search leaves any)
+    false_prune_unvisited: Proportion = Proportion(0, 0)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> DepthFigures:
         return cls(d["evaluated"], d["solvable"], d["unsolvable"], d["invalid"], d["unknown"],
                    _rate(d["false_prune"]), _rate(d["false_prune_pruned"]), _rate(d["false_prune_beam"]),
                    _rate(d["false_prune_beam_tie"]), _rate(d["cut_other_solvable"]), _rate(d["true_prune"]),
-                   {k: ClassFigures.from_json(v) for k, v in d["classes"].items()})
+                   {k: ClassFigures.from_json(v) for k, v in d["classes"].items()},
+                   _rate(d.get("false_prune_unvisited", {"k": 0, "n": d["solvable"]})))
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from solver.tools.stats import Proportion
 from solver.tools.truth import JUDGED_CUTS, Oracle, is_false_prune, make_oracle, state_truth, task_for_run
 
 SCHEMA = "tot-audit/1"
-CUT_KINDS = ("pruned", "beam", "other")
+CUT_KINDS = ("pruned", "beam", "unvisited", "other")
 _OTHER_CUTS = ("depth", "children")
 
 # (task name, options from the run header) -> the oracle that judges those runs, or why none
@@ -66,7 +66,7 @@ class Tally:
         self.classes[klass][truth] += 1
         if fate == "kept":
             self.kept[truth] += 1
-        cut = "pruned" if fate == "pruned" else "beam" if fate == "beam" else "other" if fate in _OTHER_CUTS else None
+        cut = fate if fate in ("pruned", "beam", "unvisited") else "other" if fate in _OTHER_CUTS else None
         if cut is not None:
             self.cuts[cut][truth] += 1
             self.class_cuts[klass][truth] += 1
@@ -97,6 +97,7 @@ class Tally:
             "false_prune_pruned": Proportion(self.cuts["pruned"]["solvable"], solv).as_dict(),
             "false_prune_beam": Proportion(self.cuts["beam"]["solvable"], solv).as_dict(),
             "false_prune_beam_tie": Proportion(self.ties["solvable"], solv).as_dict(),
+            "false_prune_unvisited": Proportion(self.cuts["unvisited"]["solvable"], solv).as_dict(),
             "true_prune": Proportion(self.judged_cuts["unsolvable"], unsolv).as_dict(),
             "classes": classes,
         }

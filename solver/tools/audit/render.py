@@ -16,32 +16,48 @@ def _name(g: dict[str, Any]) -> str:
     return f"{g['source']} [{' '.join(bits)}]"
 
 
+def _unvisited(depth: dict[str, Any]) -> int | None:
+    """Solvable states an MCTS run never visited (None: the figures hold no such cut)."""
+    cut = depth["cut"].get("unvisited")
+    return None if cut is None or not sum(cut.values()) else int(cut["solvable"])
+
+
+def _has_unvisited(groups: list[dict[str, Any]]) -> bool:
+    """Whether any group holds MCTS's unvisited children: only then is their column shown."""
+    return any(_unvisited(g["depths"]["all"]) is not None for g in groups if "unsupported" not in g)
+
+
 def _summary_rows(report: dict[str, Any]) -> list[list[str]]:
+    mcts = _has_unvisited(report["groups"])
     rows = [["source", "task", "method", "generator", "evaluator", "runs", "evaluated", "solvable",
-             "false-prune [95% CI]", "pruned", "beam (tie)", "other", "lost puzzles"]]
+             "false-prune [95% CI]", "pruned", "beam (tie)", *(["unvisited"] if mcts else []), "other",
+             "lost puzzles"]]
     for g in report["groups"]:
         if "unsupported" in g:
             rows.append([g["source"], str(g.get("task")), str(g.get("method")), str(g.get("generator")),
                          str(g.get("evaluator")), str(g["runs"]), "not auditable: " + g["unsupported"],
-                         "", "", "", "", "", ""])
+                         "", "", "", "", "", "", *([""] if mcts else [])])
             continue
         a = g["depths"]["all"]
         rows.append([g["source"], str(g.get("task")), str(g.get("method")), str(g.get("generator")),
                      str(g.get("evaluator")), str(g["runs"]), str(a["evaluated"]), str(a["solvable"]),
                      _pct(a["false_prune"]), str(a["cut"]["pruned"]["solvable"]),
                      f"{a['cut']['beam']['solvable']} ({a['beam_ties']['solvable']})",
+                     *([str(_unvisited(a) or 0)] if mcts else []),
                      str(a["cut"]["other"]["solvable"]),
                      f"{len(g['lost'])}/{g['puzzles_solvable']}"])
     return rows
 
 
 def _depth_rows(g: dict[str, Any]) -> list[list[str]]:
+    mcts = _has_unvisited([g])
     rows = [["depth", "evaluated", "solvable", "unsolvable", "invalid", "false-prune [95% CI]",
-             "pruned", "beam (tie)", "unsolvable cut [95% CI]"]]
+             "pruned", "beam (tie)", *(["unvisited"] if mcts else []), "unsolvable cut [95% CI]"]]
     for key, d in g["depths"].items():
         rows.append([key, str(d["evaluated"]), str(d["solvable"]), str(d["unsolvable"]), str(d["invalid"]),
                      _pct(d["false_prune"]), str(d["cut"]["pruned"]["solvable"]),
-                     f"{d['cut']['beam']['solvable']} ({d['beam_ties']['solvable']})", _pct(d["true_prune"])])
+                     f"{d['cut']['beam']['solvable']} ({d['beam_ties']['solvable']})",
+                     *([str(_unvisited(d) or 0)] if mcts else []), _pct(d["true_prune"])])
     return rows
 
 
@@ -127,7 +143,7 @@ def _md(rows: list[list[str]]) -> str:
 def render(report: dict[str, Any], markdown: bool = False) -> str:
     table = _md if markdown else _table
     parts = ["# Evaluator audit" if markdown else "Evaluator audit",
-             "false-prune = solvable states cut by a judgement (pruned or beam) / solvable states "
+             "false-prune = solvable states cut by a judgement (pruned, beam, or unvisited by MCTS) / solvable states "
              "evaluated; other = cut by depth or child limits; intervals are 95% Wilson.", table(_summary_rows(report))]
     for g in report["groups"]:
         if "unsupported" in g:

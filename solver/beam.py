@@ -1,0 +1,172 @@
+"""Stochastic beam search guided by self-evaluation (Xie et al. 2023, NeurIPS, Algorithm 1).
+
+Level by level: each of the ``beam`` chains in the beam proposes ``candidates`` next steps
+(sampled from the generator's thoughts, weighted by their log-likelihood where the generator
+gives one, else uniformly), every step goes through the exact gate, the evaluator judges the new
+states, and each new chain gets the score
+
+    log E(chain) = log E(parent chain) + lambda * log P(step) + (1 - lambda) * log C(step)
+
+(the paper's E = prod P^lambda C^(1-lambda) over the chain's steps): P the step's generation
+probability (the thought's ``prior``, a log-likelihood), C the self-evaluation confidence (the
+evaluator's score, scaled to 0.01..1 over the level's candidates, the best scoring 1). The next
+beam is ``beam`` chains drawn without replacement with probability proportional to
+exp(log E / tau) (Gumbel top-k, seeded), and tau decays to ``decay * tau`` after each level.
+
+Where the generator gives no log-likelihoods (``enumerate``, ``propose``, ``sample``; or a backend
+that cannot score), the score is the self-evaluation alone (log E sums log C); the trace's
+``search`` event says which (``log_likelihood``), and ``tot solve`` says it once at the start.
+A verified answer ends the search (the paper keeps finished chains until all finish; a verified
+answer cannot be bettered). A chain the sampling drops is cut (``why: beam``), so ``tot audit``
+counts a solvable one as lost to the search's judgement. Our addition: a beam that ends without a
+verified answer (the verifier says so) is run again from the root with fresh draws and a higher
+starting temperature (run r starts at r * tau), up to ``runs`` runs (``--beam-runs``; 1 is the
+paper's single run); each run begins with a ``round`` event naming the root.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any, Sequence
+
+from solver.budget import BudgetExhausted
+from solver.expansion import Expansion, SearchResult
+from solver.lm.session import gather_all
+from solver.node import Node
+from solver.search import quantise
+from solver.task import Thought
+
+__all__ = ["DEFAULT_BEAM", "DEFAULT_CANDIDATES", "DEFAULT_DECAY", "DEFAULT_MIX", "DEFAULT_RUNS", "DEFAULT_TAU", "FLOOR",
+           "confidences", "gumbel_top", "no_likelihood_notice", "search_beam"]
+
+# The settings of llm-reasoners' example of this search on GSM8K (beam 5, 16 candidates, lambda
+# 0.5, beam temperature 0.5); the decay alpha as the paper's 0.5.
+DEFAULT_BEAM = 5
+DEFAULT_CANDIDATES = 16
+DEFAULT_MIX = 0.5
+DEFAULT_TAU = 0.5
+DEFAULT_DECAY = 0.5
+# Not the paper's: with an exact verifier a failed beam is known to have failed, so it is run again
+# from the root with fresh draws, hotter (run r starts at temperature r * tau), so that later runs
+# stray further from the evaluator's favourites; the run's memo answers a state judged before
+# without a model call, so a run costs model calls only for states no earlier run judged. 1 is
+# Algorithm 1 exactly.
+DEFAULT_RUNS = 100
+FLOOR = 0.01  # the lowest confidence: log C stays finite for the worst-judged state
+
+
+def gumbel_top(log_weights: Sequence[float], k: int, rng: random.Random) -> list[int]:
+    """Indices of ``k`` draws without replacement, each with probability proportional to
+    exp(log weight) among those left (the Gumbel top-k trick); in drawing order."""
+    keys = []
+    for i, lw in enumerate(log_weights):
+        u = rng.random() or 5e-324  # log(0) would be -inf
+        keys.append((lw - math.log(-math.log(u)) if math.isfinite(lw) else -math.inf, -i))
+    order = sorted(range(len(keys)), key=lambda i: keys[i], reverse=True)
+    return order[:k]
+
+
+def confidences(scores: Sequence[float | None]) -> list[float]:
+    """The evaluator's scores of one level scaled to FLOOR..1 (the best 1, the worst FLOOR; all
+    equal: all 1). Quantised first, as search compares scores everywhere; NaN counts as the worst."""
+    q = [quantise(s) for s in scores]
+    finite = [v for v in q if math.isfinite(v)]
+    if not finite:
+        return [1.0] * len(q)
+    low, high = min(finite), max(finite)
+    if high <= low:
+        return [1.0 if math.isfinite(v) else FLOOR for v in q]
+    return [max(FLOOR, 1.0 - (1 - FLOOR) * (high - v) / (high - low)) if math.isfinite(v) else FLOOR for v in q]
+
+
+def no_likelihood_notice(generator: Any) -> str | None:
+    """The line ``tot solve`` prints once when the beam must do without log-likelihoods."""
+    if getattr(generator, "log_likelihoods", False):
+        return None
+    return (f"generator `{generator.name}` gives no log-likelihoods; chains are scored by the "
+            "self-evaluation alone (lambda unused; --generator enumerate-rank gives them)")
+
+
+async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: int = DEFAULT_CANDIDATES,
+                      mix: float = DEFAULT_MIX, tau: float = DEFAULT_TAU, decay: float = DEFAULT_DECAY,
+                      runs: int = DEFAULT_RUNS, depth: int | None = None, seed: int = 0) -> SearchResult:
+    """Xie et al.'s stochastic beam search on a run's gated step, run again from the root (fresh
+    draws) until a verified answer or ``runs`` runs."""
+    if beam < 1 or candidates < 1 or runs < 1:
+        raise ValueError(f"the beam, the candidates per chain and the runs must be at least 1, not {beam}, "
+                         f"{candidates} and {runs}")
+    if not 0.0 <= mix <= 1.0:
+        raise ValueError(f"lambda must lie in 0..1, not {mix}")
+    if not (tau > 0 and math.isfinite(tau)) or not 0.0 < decay <= 1.0:
+        raise ValueError(f"tau must be > 0 and the decay in (0, 1], not {tau} and {decay}")
+    task, trace, evaluator = run.task, run.trace, run.require_evaluator()
+    max_depth = depth or task.max_depth
+    uses_ll = bool(getattr(run.generator, "log_likelihoods", False))
+    run.start("beam", breadth=beam, candidates=candidates, mix=mix, tau=tau, decay=decay, beam_runs=runs,
+              depth=max_depth, seed=seed, log_likelihood=uses_ll, generator=run.generator.name,
+              evaluator=evaluator.name)
+    rng = random.Random(seed)
+    root = run.root()
+    run.reach(root)
+    log_e: dict[int, float] = {root.id: 0.0}
+
+    def draw(thoughts: list[Thought]) -> list[Thought]:
+        """``candidates`` of the generator's thoughts, drawn by likelihood (or uniformly); in
+        the generator's order, so that node ids do not depend on the draw's order."""
+        if len(thoughts) <= candidates:
+            return thoughts
+        weights = [t.prior if uses_ll and t.prior is not None else 0.0 for t in thoughts]
+        return [thoughts[i] for i in sorted(gumbel_top(weights, candidates, rng))]
+
+    async def one_run(temperature: float) -> tuple[Node[Any], str] | None:
+        """Algorithm 1 once, from the root: level by level until an answer or no chain is left."""
+        chains: list[Node[Any]] = [root]
+        for _level in range(max_depth):
+            proposals = await gather_all(*(run.generate(nd) for nd in chains))
+            level: list[Node[Any]] = []
+            seen: set[Any] = set()
+            for nd, thoughts in zip(chains, proposals, strict=True):
+                for child in run.gate_all(nd, draw(list(thoughts))):
+                    if not run.duplicate(child, seen):
+                        level.append(child)
+            found = run.first_answer(level)
+            if found is not None:
+                return found
+            open_nodes = []
+            for child in level:
+                if child.solved:
+                    continue  # its answer failed the re-check: a dead end
+                if child.depth >= max_depth:  # a dead end at the depth limit: not worth a judgement
+                    trace.emit("cut", node=child.id, why="depth")
+                else:
+                    open_nodes.append(child)
+            if not open_nodes:
+                return None
+            await run.score(open_nodes)
+            for child, conf in zip(open_nodes, confidences([c.score for c in open_nodes]), strict=True):
+                assert child.parent is not None
+                step = math.log(conf)
+                if uses_ll and child.prior is not None and math.isfinite(child.prior):
+                    step = mix * child.prior + (1 - mix) * step
+                log_e[child.id] = log_e[child.parent.id] + step
+            picked = set(gumbel_top([log_e[c.id] / temperature for c in open_nodes], beam, rng))
+            chains = [c for i, c in enumerate(open_nodes) if i in picked]
+            for i, child in enumerate(open_nodes):
+                if i in picked:
+                    trace.emit("keep", node=child.id, score=child.score, log_weight=log_e[child.id])
+                else:
+                    trace.emit("cut", node=child.id, why="beam", score=child.score, log_weight=log_e[child.id])
+            run.reach(max(chains, key=lambda c: log_e[c.id]))
+            temperature *= decay
+        return None
+
+    try:
+        for number in range(1, runs + 1):
+            trace.emit("round", round=number, node=root.id, depth=0)
+            found = await one_run(tau * number)
+            if found is not None:
+                return run.result(found[0], found[1], None)
+    except BudgetExhausted as exc:
+        return run.result(None, None, exc.which)
+    return run.result(None, None, None)

@@ -1,0 +1,226 @@
+"""Monte Carlo tree search over the gated step: UCT selection on the evaluator's values.
+
+One iteration: from the root, descend by UCT to a state not yet expanded: at each node the child
+with the highest ``Q + c * sqrt(ln(1 + N(parent)) / (1 + N(child)))``, where Q is the mean reward
+with the child's evaluator value counted as one visit's reward (so a child never visited ranks by
+its value; ties go to generation order),
+expand it through the generator and the exact gate, score its new children with the evaluator,
+and back the reward up the path (each node on it: one more visit, the reward added to its sum).
+
+The reward: 1 for a verified answer (the run then ends and returns it: the first verified
+answer), 0 for a dead end (no child the gate lets in, or the depth limit), else the value
+estimate of the new leaf: the best of its children's evaluator values, scaled to 0..1 by the
+lowest and highest scores the run has seen (an evaluator's scale is its own: label sums,
+probabilities, log-likelihoods). With ``rollout_depth`` > 0 a rollout replaces the estimate: up
+to that many further steps, each through the gate to a child drawn at random (seeded), the
+reward being 1 at a verified answer, 0 at a dead end, else the scaled value of the last state.
+Rollout states are traced as expansions but are not added to the tree.
+
+A node whose children are all dead ends is a dead end: never selected again. So on a finite tree
+MCTS cannot loop on exhausted branches; when the root itself is dead, every state was tried, and
+with an exhaustive generator and no depth cut that proves there is no answer.
+
+Trace: each iteration ends with a ``round`` event (its number, the new leaf, the ``path`` of node
+ids from the root and the ``reward``); a node is ``keep``-ed when first visited; at the end each
+child the tree holds but never visited is ``cut`` with why ``unvisited`` (``tot audit`` counts a
+solvable one as lost to the search's judgement).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from solver.best_first import Transpositions, leaf_has_moves
+from solver.budget import BudgetExhausted
+from solver.expansion import Expansion, SearchResult
+from solver.node import Node
+from solver.search import quantise
+
+__all__ = ["DEFAULT_EXPLORATION", "DEFAULT_ITERATIONS", "DEFAULT_ROLLOUT_DEPTH", "search_mcts"]
+
+DEFAULT_ITERATIONS = 200
+DEFAULT_EXPLORATION = 1.0  # UCT's c; rewards lie in 0..1, so sqrt(2) is the textbook bound, 1 a common choice
+DEFAULT_ROLLOUT_DEPTH = 0  # 0: the evaluator's value estimate, no rollout
+
+
+@dataclass(slots=True)
+class _Stats:
+    """One tree node's counts: visits, the sum of rewards backed up through it, its children
+    once expanded (None before), and whether it is a dead end."""
+
+    visits: int = 0
+    total: float = 0.0
+    children: list[Node[Any]] | None = None
+    dead: bool = False
+
+
+@dataclass(slots=True)
+class _Scale:
+    """The lowest and highest evaluator scores seen so far, to put values on the reward's 0..1."""
+
+    low: float = math.inf
+    high: float = -math.inf
+
+    def add(self, score: float | None) -> None:
+        v = quantise(score)
+        if math.isfinite(v):
+            self.low, self.high = min(self.low, v), max(self.high, v)
+
+    def of(self, score: float | None) -> float:
+        v = quantise(score)
+        if not math.isfinite(v) or not self.high > self.low:
+            return 0.5 if math.isfinite(v) else 0.0
+        return (v - self.low) / (self.high - self.low)
+
+
+async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
+                      exploration: float = DEFAULT_EXPLORATION, rollout_depth: int = DEFAULT_ROLLOUT_DEPTH,
+                      depth: int | None = None, seed: int = 0) -> SearchResult:
+    """UCT for ``iterations`` iterations (or until a verified answer, a budget, or a dead root)."""
+    if iterations < 1:
+        raise ValueError(f"iterations must be at least 1, not {iterations}")
+    if exploration < 0 or not math.isfinite(exploration):
+        raise ValueError(f"the exploration constant must be a finite number >= 0, not {exploration}")
+    if rollout_depth < 0:
+        raise ValueError(f"the rollout depth must be at least 0, not {rollout_depth}")
+    task, trace, evaluator = run.task, run.trace, run.require_evaluator()
+    max_depth = depth or task.max_depth
+    run.start("mcts", depth=max_depth, iterations=iterations, exploration=exploration,
+              rollout_depth=rollout_depth, seed=seed, generator=run.generator.name, evaluator=evaluator.name)
+    exhaustive = bool(getattr(run.generator, "exhaustive", False))
+    rng = random.Random(seed)
+    scale = _Scale()
+    held = Transpositions()
+    stats: dict[int, _Stats] = {}
+    depth_cut = False
+    root = run.root()
+    held.fresh(root)
+    stats[root.id] = _Stats()
+    run.reach(root)
+
+    def uct(parent: Node[Any], child: Node[Any]) -> float:
+        """The evaluator's value counts as one visit's reward (a prior), so a child never visited
+        ranks by its value and children judged hopeless are not all tried before a good one is
+        visited again."""
+        s = stats[child.id]
+        mean = (scale.of(child.score) + s.total) / (1 + s.visits)
+        return mean + exploration * math.sqrt(math.log(1 + stats[parent.id].visits) / (1 + s.visits))
+
+    def select() -> list[Node[Any]]:
+        path = [root]
+        while True:
+            node = path[-1]
+            children = stats[node.id].children
+            if children is None:
+                return path
+            live = [c for c in children if not stats[c.id].dead]
+            # The highest UCT; ties go to the first in generation order.
+            best = max(range(len(live)), key=lambda i: (uct(node, live[i]), -i))
+            path.append(live[best])
+            if stats[live[best].id].visits == 0:
+                return path
+
+    def mark_dead(path: list[Node[Any]]) -> None:
+        for node in reversed(path):
+            s = stats[node.id]
+            if s.children is not None and all(stats[c.id].dead for c in s.children):
+                s.dead = True
+            else:
+                return
+
+    async def expand(node: Node[Any]) -> tuple[list[Node[Any]], tuple[Node[Any], str] | None]:
+        """The node's children (gated, new, within the depth limit, scored) or its answer."""
+        nonlocal depth_cut
+        children = await run.expand(node)
+        hit = run.first_answer(children)
+        if hit is not None:
+            return [], hit
+        fresh: list[Node[Any]] = []
+        for child in children:
+            if child.solved:
+                continue  # its answer failed the re-check: a dead end
+            if not held.fresh(child):
+                trace.emit("cut", node=child.id, why="duplicate")
+            elif child.depth >= max_depth:
+                depth_cut = depth_cut or leaf_has_moves(run, child)
+                trace.emit("cut", node=child.id, why="depth")
+            else:
+                fresh.append(child)
+        await run.score(fresh)
+        for child in fresh:
+            scale.add(child.score)
+        return fresh, None
+
+    async def rollout(children: list[Node[Any]]) -> tuple[float, tuple[Node[Any], str] | None]:
+        """Up to ``rollout_depth`` random gated steps from a new leaf whose ``children`` are
+        known (the first step picks one of them): (reward, the answer if one was reached)."""
+        last = children[rng.randrange(len(children))]
+        for _ in range(rollout_depth - 1):
+            if last.depth >= max_depth:
+                return 0.0, None
+            below = await run.expand(last)
+            hit = run.first_answer(below)
+            if hit is not None:
+                return 1.0, hit
+            open_nodes = [c for c in below if not c.solved]
+            if not open_nodes:
+                return 0.0, None
+            last = open_nodes[rng.randrange(len(open_nodes))]
+        if last.score is None:
+            await run.score([last])
+            scale.add(last.score)
+        return scale.of(last.score), None
+
+    def backup(path: list[Node[Any]], reward: float, round_no: int) -> None:
+        for node in path:
+            s = stats[node.id]
+            s.visits += 1
+            s.total += reward
+        trace.emit("round", round=round_no, node=path[-1].id, depth=path[-1].depth,
+                   path=[nd.id for nd in path], reward=reward)
+
+    found: tuple[Node[Any], str] | None = None
+    stopped: str | None = None
+    try:
+        for round_no in range(1, iterations + 1):
+            if stats[root.id].dead:
+                break
+            path = select()
+            leaf = path[-1]
+            if leaf is not root:
+                trace.emit("keep", node=leaf.id, score=leaf.score)
+            run.reach(leaf)
+            children, found = await expand(leaf)
+            for child in children:
+                stats[child.id] = _Stats()
+            stats[leaf.id].children = children
+            if found is not None:
+                backup(path, 1.0, round_no)
+                break
+            if not children:
+                backup(path, 0.0, round_no)
+                mark_dead(path)
+                continue
+            if rollout_depth > 0:
+                reward, found = await rollout(children)
+                if found is not None:
+                    backup(path, reward, round_no)
+                    break
+            else:
+                reward = max(scale.of(c.score) for c in children)
+            backup(path, reward, round_no)
+    except BudgetExhausted as exc:
+        stopped = exc.which
+    for s in stats.values():
+        if s.children is not None:
+            for child in s.children:
+                if stats[child.id].visits == 0 and not stats[child.id].dead:
+                    trace.emit("cut", node=child.id, why="unvisited", score=child.score)
+    visits = {nid: s.visits for nid, s in stats.items() if s.visits}
+    if found is not None:
+        return run.result(found[0], found[1], None, visits=visits)
+    proof = stopped is None and stats[root.id].dead and exhaustive and not depth_cut
+    return run.result(None, None, stopped, exhausted=proof, visits=visits)
