@@ -7,9 +7,10 @@ step of Game of 24 (benchmarks/grammar.py --overhead), it costs a few per cent p
 ``llama``: llama.cpp's own grammar sampler (``LlamaGrammar``), which llama-cpp-python rebuilds at
 every completion and which checks candidate tokens against the grammar one by one; measured at
 about twice the seconds per token of free decoding with Gemma's 262k-token vocabulary. Both allow
-exactly the same tokens: the GBNF is rewritten for llguidance by ``gbnf_lark`` (not llguidance's own
-converter, whose greedy terminals dropped strings from the language). ``TOT_GRAMMAR_ENGINE=llama`` (or ``llguidance``) picks one; by default
-llguidance where it is installed, else llama.cpp's. A grammar llguidance cannot read goes to
+exactly the same tokens: the GBNF is rewritten for llguidance by ``gbnf_lark`` (not llguidance's
+own converter, whose greedy terminals dropped strings from the language).
+``TOT_GRAMMAR_ENGINE=llama`` (or ``llguidance``) picks one; by default llguidance where it is
+installed, else llama.cpp's. A grammar llguidance cannot read goes to
 llama.cpp's sampler. Either way the gate checks every thought: a grammar is an optimisation.
 """
 
