@@ -44,8 +44,9 @@ from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid
 
 BASELINES: tuple[str, ...] = ("io", "cot", "cot-sc", "refine", "io-best", "cot-best")
-# The baselines that decode their answers under the task's AnswerGrammar (refine's later rounds
-# answer a feedback prompt, which the answer grammars are not written for).
+# The generic baselines that decode their answers under the task's AnswerGrammar (refine's later
+# rounds answer a feedback prompt, which the answer grammars are not written for). A task's own
+# baselines ask for it through ``BaselineRun.answer_grammar``.
 GRAMMAR_METHODS = ("io", "cot", "cot-sc", "io-best", "cot-best")
 
 
@@ -152,6 +153,12 @@ class BaselineRun:
         self.stop: tuple[str, ...] = tuple(stops.baseline_stop) if stops is not None else ()
         self.parser = require(task, AnswerParser, "a baseline")
 
+    def answer_grammar(self, cot: bool) -> str | None:
+        """The task's grammar of an answer to this puzzle (AnswerGrammar; ``cot``: after the
+        chain-of-thought prompt), for ``ask``; None where the task has none or ``--grammar off``."""
+        part = find(self.task, AnswerGrammar) if self.cfg.grammar else None
+        return part.answer_grammar(self.puzzle, cot) if part is not None else None
+
     def params(self, n: int, max_tokens: int) -> GenParams:
         return GenParams(n=n, temperature=self.cfg.temperature, max_tokens=max_tokens, stop=self.stop,
                          seed=self.cfg.seed, chat=self.cfg.chat)
@@ -211,15 +218,15 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
     trace = trace or Trace()
     usage = usage or Usage(model=client.backend.model)
     b = BaselineRun(task, puzzle, client, cfg, trace, usage)
-    decodes = method in GRAMMAR_METHODS and find(task, AnswerGrammar) is not None
+    decodes = (method in GRAMMAR_METHODS or method in own_baselines(task)) and find(task, AnswerGrammar) is not None
     grammar = await grammar_setting(client, cfg.grammar, decodes)
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=method,
                model=client.backend.name,
                samples=cfg.samples, rounds=cfg.rounds, seed=cfg.seed, grammar=grammar)
     chosen: str | None = None
-    part = find(task, AnswerGrammar) if cfg.grammar and method in GRAMMAR_METHODS else None
-    io_grammar = part.answer_grammar(puzzle, False) if part is not None else None
-    cot_grammar = part.answer_grammar(puzzle, True) if part is not None else None
+    grammars = method in GRAMMAR_METHODS and own_baselines(task).get(method) is None
+    io_grammar = b.answer_grammar(False) if grammars else None
+    cot_grammar = b.answer_grammar(True) if grammars else None
     own = own_baselines(task).get(method)
     prompts = find(task, BaselinePrompts)  # present unless the method is the task's own (required above)
     try:

@@ -180,3 +180,94 @@ def test_a_search_records_the_setting_in_its_start_event(generator: str, probed:
     trace = Trace()
     asyncio.run(solve(TASK, "4 9 10 13", s, make_client(s, _Local(_io)), trace))
     assert trace.of("start")[0]["grammar"] == {"on": False, "engine": None, "honoured": None}
+
+
+# ---- Sudoku: the whole solved board --------------------------------------------------------
+
+SOLVED4 = ("1234", "3412", "2143", "4321")
+
+
+def _sudoku_puzzles() -> st.SearchStrategy[tuple[bool, str]]:
+    """(boxes, puzzle): a solved 4x4 board with some cells blanked."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> tuple[bool, str]:
+        rows = [list(r) for r in SOLVED4]
+        cells = [(r, c) for r in range(4) for c in range(4)]
+        for r, c in draw(st.sets(st.sampled_from(cells), min_size=1, max_size=16)):
+            rows[r][c] = "*"
+        return draw(st.booleans()), "|".join("".join(r) for r in rows)
+
+    return build()
+
+
+def _all_solutions(puzzle: str, boxes: bool) -> list[list[list[int]]]:
+    """Every solution, by python-constraint (sharing no code with the task)."""
+    import constraint
+
+    rows = puzzle.split("|")
+    p = constraint.Problem()
+    for r in range(4):
+        for c in range(4):
+            p.addVariable((r, c), [int(rows[r][c])] if rows[r][c] != "*" else [1, 2, 3, 4])
+    groups = [[(r, c) for c in range(4)] for r in range(4)] + [[(r, c) for r in range(4)] for c in range(4)]
+    if boxes:
+        groups += [[(r, c) for r in range(r0, r0 + 2) for c in range(c0, c0 + 2)] for r0 in (0, 2) for c0 in (0, 2)]
+    for g in groups:
+        p.addConstraint(constraint.AllDifferentConstraint(), g)
+    return [[[s[(r, c)] for c in range(4)] for r in range(4)] for s in p.getSolutions()]
+
+
+@FAST
+@given(_sudoku_puzzles(), st.integers(0, 2**32 - 1))
+def test_sudoku_every_solution_is_derivable_and_every_derived_board_keeps_the_givens(
+        case: tuple[bool, str], seed: int) -> None:
+    from tasks.sudoku.task import Sudoku
+
+    boxes, puzzle = case
+    task = Sudoku(boxes)
+    part, parser = find(task, AnswerGrammar), find(task, AnswerParser)
+    assert part is not None and parser is not None
+    text = part.answer_grammar(puzzle, False)
+    assert text is not None
+    g = Grammar(text)
+    solutions = _all_solutions(puzzle, boxes)
+    assert solutions  # blanked from a solved board
+    for sol in solutions:
+        assert g.matches(' {"rows": [' + ", ".join('"' + "".join(map(str, row)) + '"' for row in sol) + "]}")
+    givens = puzzle.split("|")
+    rng = random.Random(seed)
+    for _ in range(5):
+        out = derive(g, rng)
+        board = parser.parse_answer(puzzle, out)
+        assert board is not None, out
+        rows = board.split("|")
+        assert all(len(row) == 4 and set(row) <= set("1234") for row in rows) and len(rows) == 4, board
+        assert all(givens[r][c] in ("*", rows[r][c]) for r in range(4) for c in range(4)), (puzzle, board)
+
+
+def test_sudoku_a_clashing_digit_or_a_changed_given_is_not_derivable() -> None:
+    from tasks.sudoku.task import Sudoku
+
+    part = find(Sudoku(), AnswerGrammar)
+    assert part is not None
+    g = Grammar(part.answer_grammar("12**|**12|2***|***1", False) or "")
+    assert g.matches(' {"rows": ["1234", "3412", "2143", "4321"]}')
+    assert g.matches(' {"rows": ["1244", "3412", "2143", "4321"]}')  # two free cells may clash: a superset
+    assert not g.matches(' {"rows": ["1234", "3412", "2243", "4321"]}')  # a digit that repeats a given of its row
+    assert not g.matches(' {"rows": ["2134", "3412", "2143", "4321"]}')  # the givens 1 2 moved
+    assert not g.matches(' {"rows": ["1234", "3412", "2143", "4322"]}')  # a given changed
+
+
+def test_sudokus_own_baselines_send_the_answer_grammar_unless_it_is_off() -> None:
+    from tasks.sudoku.task import Sudoku
+
+    task = Sudoku()
+    for on in (True, False):
+        backend = ScriptedBackend(lambda p, g, i: ' {"rows": ["1234", "3412", "2143", "4321"]}')
+        trace = Trace()
+        res = asyncio.run(run_baseline(task, "12**|**12|2***|***1", "zero-shot", LMClient(backend, None, "off"),
+                                       BaselineConfig(grammar=on), trace))
+        want = find(task, AnswerGrammar).answer_grammar("12**|**12|2***|***1", False)  # type: ignore[union-attr]
+        assert [p.grammar for _, p in backend.requests] == [want if on else None] and res.verified
+        assert trace.of("start")[0]["grammar"]["on"] is on

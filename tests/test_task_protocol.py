@@ -338,7 +338,7 @@ EXPECTED: dict[str, set[str]] = {
                "BaselineStops", "ChainSteps", "AnswerParser", "ThoughtGrammar", "AnswerGrammar"},
     "sudoku": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
                "Restorable", "HasOptions", "TunesParts", "AnswerParser", "OwnBaselines", "BaselineStops",
-               "ThoughtGrammar"},
+               "ThoughtGrammar", "AnswerGrammar"},
     "crosswords": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
                    "Restorable", "HasOptions", "OwnEvaluators", "TunesParts", "AnswerRules", "ThoughtGrammar"},
     "writing": {"ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle", "Unchecked",
