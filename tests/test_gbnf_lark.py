@@ -13,6 +13,8 @@ import pytest
 from solver.lm.gbnf_lark import gbnf_to_lark
 from tasks.game24 import Game24
 from tasks.game24.grammar import Game24Grammar
+from tasks.sudoku.grammar import SudokuGrammar
+from tasks.sudoku.task import Sudoku
 from tasks.planning.blocksworld import DOMAIN
 from tasks.planning.problem_grammar import body_grammar, canonical, domain_shape, objects_grammar
 from tests.gbnf_reference import Grammar, derive
@@ -35,6 +37,8 @@ GRAMMARS = {
     "game24 cot": Game24Grammar().answer_grammar("1 2 3 4", True),
     "game24 step": Game24Grammar().thought_grammar(Game24().root("4 9 10 13")),
     "escapes": 'root ::= "a\\"b" [\\]x-z] "\\\\" ("\\n" | [^a-c])+ "" "\\x41" [-]\n',
+    "prefix": 'root ::= ("(" "arm" | "(and" " x") ")"\n',  # "(" a prefix of "(and": greedy whole literals fail
+    "sudoku step": SudokuGrammar().thought_grammar(Sudoku().root("12**|**12|2***|***1")),
 }
 
 
@@ -72,3 +76,11 @@ def test_what_the_rewrite_does_not_read_is_a_value_error() -> None:
                 'root ::= "a"\nroot ::= "b"\n', 'root ::= "\\q"\n'):
         with pytest.raises(ValueError):
             gbnf_to_lark(bad)
+
+
+def test_prefix_free_literal_grammars_keep_whole_literals_and_the_others_are_split() -> None:
+    step = GRAMMARS["game24 step"]
+    assert step is not None and '"4 + 9 = 13 (left: 10 13 13)"' in gbnf_to_lark(step)
+    prefix = gbnf_to_lark(GRAMMARS["prefix"] or "")
+    assert '"(and"' not in prefix and '"("' in prefix
+    assert accepts(GRAMMARS["prefix"] or "", "(arm)") and accepts(GRAMMARS["prefix"] or "", "(and x)")

@@ -8,7 +8,9 @@ the lexer, having read `` b1 b2`` as one growing terminal, can no longer close t
 naming objects, while llama.cpp's sampler let it close the list). Here every GBNF rule stays a
 Lark *rule* and every terminal is one character (a literal is split into its characters, a
 character class is a one-character regular expression), so no terminal is a prefix of a longer
-one and greedy lexing never has to choose: the language is exactly the GBNF one.
+one and greedy lexing never has to choose: the language is exactly the GBNF one. Where the
+grammar's literals are prefix-free and it has no character class (``_prefix_free``), each literal
+stays one terminal, which is as safe and decodes faster (measured in docs/grammars.md).
 
 Only the subset of GBNF this project writes is read (``solver.grammar``, the tasks' grammars,
 ``tasks.planning.problem_grammar``): ``name ::= body`` rules (a body may span lines), quoted
@@ -64,8 +66,9 @@ def _class_item(text: str, i: int) -> tuple[str, int]:
     return _escape(text, i) if text[i] == "\\" else (text[i], i + 1)
 
 
-def _body(text: str, names: dict[str, str]) -> str:
-    """One rule's body in Lark."""
+def _body(text: str, names: dict[str, str], whole: bool, seen: list[str] | None = None) -> str:
+    """One rule's body in Lark; ``whole``: each literal one terminal, else one a character.
+    ``seen`` collects the literals read, and ``"[]"`` once a character class is read."""
     out: list[str] = []
     i = 0
     while i < len(text):
@@ -89,8 +92,12 @@ def _body(text: str, names: dict[str, str]) -> str:
             if i >= len(text):
                 raise ValueError("an unclosed GBNF literal")
             i += 1
-            # each character its own terminal; the empty literal is an empty group
-            out.append("(" + " ".join(json.dumps(ch, ensure_ascii=False) for ch in chars) + ")" if chars else '""')
+            if seen is not None:
+                seen.append("".join(chars))
+            if whole or not chars:
+                out.append(json.dumps("".join(chars), ensure_ascii=False))
+            else:
+                out.append("(" + " ".join(json.dumps(ch, ensure_ascii=False) for ch in chars) + ")")
         elif c == "[":
             j = i + 1
             parts: list[str] = []
@@ -109,6 +116,8 @@ def _body(text: str, names: dict[str, str]) -> str:
             if not parts or parts == ["^"]:
                 raise ValueError("an empty GBNF character class")
             out.append("/[" + "".join(parts) + "]/")
+            if seen is not None:
+                seen.append("[]")
             i = j + 1
         else:
             m = _NAME.match(text, i)
@@ -135,12 +144,29 @@ def gbnf_to_lark(gbnf: str) -> str:
         names[m.group(1)] = f"r{k}_" + re.sub(r"[^a-z0-9_]", "_", m.group(1).lower())
     if "root" not in names:
         raise ValueError("a GBNF grammar needs a root rule")
+    bodies = [code[m.end():(starts[k + 1].start() if k + 1 < len(starts) else len(code))]
+              for k, m in enumerate(starts)]
+    seen: list[str] = []
+    for body in bodies:
+        _body(body, names, False, seen)
+    whole = _prefix_free(seen)
     rules = [f"start: {names['root']}"]
-    for k, m in enumerate(starts):
-        end = starts[k + 1].start() if k + 1 < len(starts) else len(code)
-        body = _body(code[m.end():end], names)
-        rules.append(f"{names[m.group(1)]}: {body if body else '()'}")
+    for m, body in zip(starts, bodies, strict=True):
+        lark = _body(body, names, whole)
+        rules.append(f"{names[m.group(1)]}: {lark if lark else '()'}")
     return "\n".join(rules) + "\n"
+
+
+def _prefix_free(literals: list[str]) -> bool:
+    """Whether whole literals are safe terminals: no character class, no empty literal, and no
+    literal a proper prefix of another. Then a literal that matches can never be extended into
+    another and a dead end inside one is a string outside the language, so greedy lexing needs no
+    backtracking (the Game of 24 step lines, Sudoku's boards, planning's actions are such).
+    Otherwise every terminal is one character."""
+    if "[]" in literals or "" in literals:
+        return False
+    ordered = sorted(set(literals))
+    return all(not b.startswith(a) for a, b in zip(ordered, ordered[1:]))
 
 
 def _strip_comment(line: str) -> str:
