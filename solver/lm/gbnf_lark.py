@@ -166,7 +166,7 @@ def _prefix_free(literals: list[str]) -> bool:
     if "[]" in literals or "" in literals:
         return False
     ordered = sorted(set(literals))
-    return all(not b.startswith(a) for a, b in zip(ordered, ordered[1:]))
+    return all(not b.startswith(a) for a, b in zip(ordered, ordered[1:], strict=False))
 
 
 def _strip_comment(line: str) -> str:
