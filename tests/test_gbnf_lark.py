@@ -13,10 +13,10 @@ import pytest
 from solver.lm.gbnf_lark import gbnf_to_lark
 from tasks.game24 import Game24
 from tasks.game24.grammar import Game24Grammar
-from tasks.sudoku.grammar import SudokuGrammar
-from tasks.sudoku.task import Sudoku
 from tasks.planning.blocksworld import DOMAIN
 from tasks.planning.problem_grammar import body_grammar, canonical, domain_shape, objects_grammar
+from tasks.sudoku.grammar import SudokuGrammar
+from tasks.sudoku.task import Sudoku
 from tests.gbnf_reference import Grammar, derive
 
 TOKENIZER = llguidance.LLTokenizer("byte")
