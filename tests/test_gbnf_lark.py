@@ -6,6 +6,7 @@ greedy terminals could not close ``(:objects b1 b2 b3)``), which is why the rewr
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import llguidance
 import pytest
@@ -14,7 +15,14 @@ from solver.lm.gbnf_lark import gbnf_to_lark
 from tasks.game24 import Game24
 from tasks.game24.grammar import Game24Grammar
 from tasks.planning.blocksworld import DOMAIN
-from tasks.planning.problem_grammar import body_grammar, canonical, domain_shape, objects_grammar
+from tasks.planning.files import LLMP_DOMAINS, domain_file, llmp_dir
+from tasks.planning.problem_grammar import (
+    body_grammar,
+    canonical,
+    domain_shape,
+    objects_grammar,
+    read_objects_prefix,
+)
 from tasks.sudoku.grammar import SudokuGrammar
 from tasks.sudoku.task import Sudoku
 from tests.gbnf_reference import Grammar, derive
@@ -84,3 +92,29 @@ def test_prefix_free_literal_grammars_keep_whole_literals_and_the_others_are_spl
     prefix = gbnf_to_lark(GRAMMARS["prefix"] or "")
     assert '"(and"' not in prefix and '"("' in prefix
     assert accepts(GRAMMARS["prefix"] or "", "(arm)") and accepts(GRAMMARS["prefix"] or "", "(and x)")
+
+
+def _shared() -> Path | None:
+    """Where the project itself finds LLM+P's data (tasks.planning.files.llmp_dir), if anywhere."""
+    try:
+        return llmp_dir()
+    except ValueError:
+        return None
+
+
+SHARED = _shared()
+
+
+@pytest.mark.skipif(SHARED is None, reason="LLM+P's data (../shared/data/llmp or $TOT_LLMP_DIR) is not present")
+@pytest.mark.parametrize("domain", LLMP_DOMAINS)
+def test_llguidance_accepts_every_llmp_ground_truth_in_canonical_form(domain: str) -> None:
+    assert SHARED is not None
+    folder = SHARED / domain
+    text = domain_file(folder).read_text()
+    shape = domain_shape(text)
+    for f in sorted(folder.glob("p[0-9]*.pddl")):
+        truth = canonical(f.read_text())
+        end = truth.index(")", truth.index("(:objects")) + 1
+        head = read_objects_prefix(truth[:end])
+        assert accepts(objects_grammar(shape), truth[:end]), f.name
+        assert accepts(body_grammar(shape, head.objects), truth[end:]), f.name
