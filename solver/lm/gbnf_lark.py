@@ -161,7 +161,7 @@ def _prefix_free(literals: list[str]) -> bool:
     """Whether whole literals are safe terminals: no character class, no empty literal, and no
     literal a proper prefix of another. Then a literal that matches can never be extended into
     another and a dead end inside one is a string outside the language, so greedy lexing needs no
-    backtracking (the Game of 24 step lines, Sudoku's boards, planning's actions are such).
+    backtracking (the Game of 24 step lines are such).
     Otherwise every terminal is one character."""
     if "[]" in literals or "" in literals:
         return False
