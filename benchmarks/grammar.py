@@ -175,11 +175,13 @@ async def search_table(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def _llguidance_processor(llm: Any, gbnf: str) -> Any:
     """A llama-cpp-python logits processor that masks every token llguidance's matcher refuses
-    (the grammar converted from GBNF to llguidance's Lark by its own converter)."""
+    (the grammar converted from GBNF to llguidance's Lark by the project's rewrite,
+    solver/lm/gbnf_lark.py, as the embedded backend does)."""
     import llguidance
     import llguidance.llamacpp
     import numpy as np
-    from llguidance.gbnf_to_lark import gbnf_to_lark
+
+    from solver.lm.gbnf_lark import gbnf_to_lark
 
     tok = _LLG_TOKENIZERS.get(id(llm))
     if tok is None:

@@ -21,6 +21,7 @@ from typing import Any, Awaitable, Callable, Hashable, Mapping, Sequence
 
 from solver.budget import BudgetExhausted, Usage
 from solver.capabilities import (
+    AnswerGrammar,
     AnswerKey,
     AnswerParser,
     BaselinePrompts,
@@ -36,12 +37,17 @@ from solver.capabilities import (
 from solver.expansion import rule_failure
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
+from solver.lm.grammar_report import grammar_setting
 from solver.lm.session import trace_sink
 from solver.trace import Trace
 from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid
 
 BASELINES: tuple[str, ...] = ("io", "cot", "cot-sc", "refine", "io-best", "cot-best")
+# The generic baselines that decode their answers under the task's AnswerGrammar (refine's later
+# rounds answer a feedback prompt, which the answer grammars are not written for). A task's own
+# baselines ask for it through ``BaselineRun.answer_grammar``.
+GRAMMAR_METHODS = ("io", "cot", "cot-sc", "io-best", "cot-best")
 
 
 def own_baselines(task: Any) -> Mapping[str, Callable[[BaselineRun], Awaitable[str | None]]]:
@@ -65,6 +71,7 @@ class BaselineConfig:
     chat: bool = False
     io_tokens: int = 48
     cot_tokens: int = 192
+    grammar: bool = True  # io, cot, cot-sc and *-best decode under the task's AnswerGrammar, where it has one
 
 
 @dataclass(slots=True)
@@ -146,15 +153,24 @@ class BaselineRun:
         self.stop: tuple[str, ...] = tuple(stops.baseline_stop) if stops is not None else ()
         self.parser = require(task, AnswerParser, "a baseline")
 
+    def answer_grammar(self, cot: bool) -> str | None:
+        """The task's grammar of an answer to this puzzle (AnswerGrammar; ``cot``: after the
+        chain-of-thought prompt), for ``ask``; None where the task has none or ``--grammar off``."""
+        part = find(self.task, AnswerGrammar) if self.cfg.grammar else None
+        return part.answer_grammar(self.puzzle, cot) if part is not None else None
+
     def params(self, n: int, max_tokens: int) -> GenParams:
         return GenParams(n=n, temperature=self.cfg.temperature, max_tokens=max_tokens, stop=self.stop,
                          seed=self.cfg.seed, chat=self.cfg.chat)
 
     async def ask(self, prompt: str, n: int, max_tokens: int, purpose: str, seed_offset: int = 0,
-                  temperature: float | None = None) -> list[str]:
+                  temperature: float | None = None, grammar: str | None = None) -> list[str]:
         """``n`` samples of ``prompt``; ``seed_offset`` moves the seed (a rewrite round's own
-        seed), ``temperature`` replaces the configured one (a greedy one-answer baseline)."""
+        seed), ``temperature`` replaces the configured one (a greedy one-answer baseline),
+        ``grammar`` (GBNF) constrains decoding where the backend can."""
         params = self.params(n, max_tokens)
+        if grammar is not None:
+            params = dataclasses.replace(params, grammar=grammar)
         if seed_offset and params.seed is not None:
             params = dataclasses.replace(params, seed=params.seed + seed_offset)
         if temperature is not None:
@@ -202,10 +218,15 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
     trace = trace or Trace()
     usage = usage or Usage(model=client.backend.model)
     b = BaselineRun(task, puzzle, client, cfg, trace, usage)
+    decodes = (method in GRAMMAR_METHODS or method in own_baselines(task)) and find(task, AnswerGrammar) is not None
+    grammar = await grammar_setting(client, cfg.grammar, decodes)
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=method,
                model=client.backend.name,
-               samples=cfg.samples, rounds=cfg.rounds, seed=cfg.seed)
+               samples=cfg.samples, rounds=cfg.rounds, seed=cfg.seed, grammar=grammar)
     chosen: str | None = None
+    grammars = method in GRAMMAR_METHODS and own_baselines(task).get(method) is None
+    io_grammar = b.answer_grammar(False) if grammars else None
+    cot_grammar = b.answer_grammar(True) if grammars else None
     own = own_baselines(task).get(method)
     prompts = find(task, BaselinePrompts)  # present unless the method is the task's own (required above)
     try:
@@ -214,12 +235,14 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
         elif method in ("io", "cot"):
             assert prompts is not None
             prompt = prompts.io_prompt(puzzle, cfg.chat) if method == "io" else prompts.cot_prompt(puzzle, cfg.chat)
-            texts = await b.ask(prompt, 1, cfg.io_tokens if method == "io" else cfg.cot_tokens, method)
+            texts = await b.ask(prompt, 1, cfg.io_tokens if method == "io" else cfg.cot_tokens, method,
+                                grammar=io_grammar if method == "io" else cot_grammar)
             if texts:
                 chosen, _ = b.read(texts[0])
         elif method == "cot-sc":
             assert prompts is not None
-            texts = await b.ask(prompts.cot_prompt(puzzle, cfg.chat), cfg.samples, cfg.cot_tokens, method)
+            texts = await b.ask(prompts.cot_prompt(puzzle, cfg.chat), cfg.samples, cfg.cot_tokens, method,
+                                grammar=cot_grammar)
             answers = [b.read(t)[0] for t in texts]
             keyer = find(task, AnswerKey)
             chosen = majority(answers, keyer.answer_key if keyer is not None else None)
@@ -228,7 +251,8 @@ async def run_baseline(task: Any, puzzle: str, method: str, client: LMClient,
             io = method == "io-best"
             assert prompts is not None
             prompt = prompts.io_prompt(puzzle, cfg.chat) if io else prompts.cot_prompt(puzzle, cfg.chat)
-            texts = await b.ask(prompt, cfg.samples, cfg.io_tokens if io else cfg.cot_tokens, method)
+            texts = await b.ask(prompt, cfg.samples, cfg.io_tokens if io else cfg.cot_tokens, method,
+                                grammar=io_grammar if io else cot_grammar)
             for t in texts:
                 answer, problem = b.read(t)
                 if problem is None and chosen is None:

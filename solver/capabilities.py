@@ -20,7 +20,7 @@ from solver.task import Restorable, Task, Thought
 from verifiers.verdict import Invalid, Verdict
 
 __all__ = [
-    "CAPABILITIES", "CORE", "AnswerKey", "AnswerParser", "AnswerRules", "OwnBaselines",
+    "CAPABILITIES", "CORE", "AnswerGrammar", "AnswerKey", "AnswerParser", "AnswerRules", "OwnBaselines",
     "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
     "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "LimitedMoves",
     "MissingCapability", "Needs",
@@ -188,6 +188,19 @@ class AnswerParser(Protocol):
 
 
 @runtime_checkable
+class AnswerGrammar(Protocol):
+    """The grammar (GBNF) of a baseline's whole model output for a puzzle, written from the task's
+    answer format and rules: every string it derives is read by the task's ``AnswerParser``, and
+    every valid answer, written in the format, is derivable (a superset of the valid answers: the
+    exact check still judges each one). ``cot`` True: the chain-of-thought prompt's output (steps,
+    then the answer); False: the IO prompt's. The io, cot, cot-sc and best-of-k baselines decode
+    under it where the backend can (``--grammar on``)."""
+
+    def answer_grammar(self, puzzle: str, cot: bool) -> str | None:
+        """GBNF of one model output; None where none is written for this puzzle."""
+
+
+@runtime_checkable
 class OwnBaselines(Protocol):
     """A task's own baselines by method name (writing's coherence-judged refine, Sudoku's zero-,
     one- and few-shot prompts): each gets the ``solver.baselines.BaselineRun`` of one
@@ -308,6 +321,7 @@ CAPABILITIES: dict[type, str] = {
     AnswerRules: "key-free answer rules (AnswerRules: verify_answer(puzzle, answer))",
     SoftScore: "a soft scorer (SoftScore: soft_score(client, answer, n), soft_score_name)",
     ThoughtGrammar: "a grammar of legal thoughts (ThoughtGrammar: thought_grammar(state) -> GBNF | None)",
+    AnswerGrammar: "a grammar of baseline answers (AnswerGrammar: answer_grammar(puzzle, cot) -> GBNF | None)",
 }
 
 

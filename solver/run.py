@@ -11,6 +11,7 @@ from solver.capabilities import (
     DeclaresNeeds,
     OwnEvaluators,
     OwnGenerators,
+    ThoughtGrammar,
     TunesParts,
     find,
     require_parts,
@@ -22,6 +23,7 @@ from solver.generators import GENERATORS, Generator, make_generator
 from solver.lm.base import Backend, ServerUnavailable
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
+from solver.lm.grammar_report import grammar_setting
 from solver.searches import get_search
 from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings, SearchSettings, Settings
 from solver.task import ValueScale
@@ -125,9 +127,11 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     trace = trace or Trace()
     run = Expansion(task, puzzle, gen, ev if search.uses_evaluator(o.evaluator) else None, client, trace, usage,
                     o.gate)  # checks the task, the parts and the model first
+    decodes = bool(getattr(gen, "grammar", False)) and find(task, ThoughtGrammar) is not None
+    grammar = await grammar_setting(client, s.model.grammar, decodes)
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=o.method,
                model=client.backend.name if client else None, generator=o.generator,
-               evaluator=o.evaluator, breadth=o.breadth, seed=s.model.seed, gate=o.gate)
+               evaluator=o.evaluator, breadth=o.breadth, seed=s.model.seed, gate=o.gate, grammar=grammar)
     try:
         return await search(run, o)
     except ServerUnavailable as exc:  # the server stopped answering: the results so far, then the error

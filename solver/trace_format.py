@@ -56,6 +56,8 @@ FIELDS: dict[str, tuple[str, str]] = {
     "prune": (BOOL, "log importers: the imported search pruned states judged impossible"),
     "audit": (OBJECT, "log importers: counts about the import, reported by tot audit"),
     "log_game": (OBJECT, "log importers (crosswords): per-game figures re-scored from the log"),
+    "grammar": (OBJECT, "constrained decoding: on (true/false, --grammar), engine (llguidance, llama, or the "
+                        "server's request field; null where unknown), honoured (true/false; null where not known)"),
     "depth": (INT, "search: the depth limit; proposal, expand, round: the node's depth (root 0)"),
     "prune_below": (NUMBER, "tot-dfs: children scoring below this are cut"),
     "defer_below": (NUMBER, "tot-complete: children scoring below this are tried last"),
@@ -147,7 +149,7 @@ EVENTS: dict[str, EventSpec] = {
     "start": EventSpec("a run's header: one search or baseline of one puzzle begins",
                        ("task", "puzzle"),
                        ("options", "method", "model", "generator", "evaluator", "breadth", "seed", "gate",
-                        "samples", "rounds", "id", "prune", "audit", "log_game")),
+                        "samples", "rounds", "id", "prune", "audit", "log_game", "grammar")),
     "search": EventSpec("the search's settings, and the task, puzzle and options it searched", ("method",),
                         ("task", "puzzle", "options", "generator", "evaluator", "breadth", "depth", "prune_below",
                          "defer_below", "decimals",

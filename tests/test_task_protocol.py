@@ -328,17 +328,17 @@ CAPABILITY_NAMES: dict[str, type] = {
     "AnswerParser": cap.AnswerParser, "OwnBaselines": cap.OwnBaselines,
     "BaselineStops": cap.BaselineStops, "BaselineTokens": cap.BaselineTokens, "AnswerKey": cap.AnswerKey,
     "ChainSteps": cap.ChainSteps, "SoftScore": cap.SoftScore, "AnswerRules": cap.AnswerRules,
-    "ThoughtGrammar": cap.ThoughtGrammar, "LimitedMoves": cap.LimitedMoves,
+    "ThoughtGrammar": cap.ThoughtGrammar, "LimitedMoves": cap.LimitedMoves, "AnswerGrammar": cap.AnswerGrammar,
 }
 
 # Written by hand from what each task is documented to do (docs/task-protocol.md, the table).
 EXPECTED: dict[str, set[str]] = {
     "game24": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "ChoicePrompt",
                "HasOracle", "Restorable", "Unchecked", "HasOptions", "BaselinePrompts", "RefinePrompt",
-               "BaselineStops", "ChainSteps", "AnswerParser", "ThoughtGrammar"},
+               "BaselineStops", "ChainSteps", "AnswerParser", "ThoughtGrammar", "AnswerGrammar"},
     "sudoku": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
                "Restorable", "HasOptions", "TunesParts", "AnswerParser", "OwnBaselines", "BaselineStops",
-               "ThoughtGrammar"},
+               "ThoughtGrammar", "AnswerGrammar"},
     "crosswords": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
                    "Restorable", "HasOptions", "OwnEvaluators", "TunesParts", "AnswerRules", "ThoughtGrammar",
                    "LimitedMoves"},

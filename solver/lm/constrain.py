@@ -7,8 +7,10 @@ step of Game of 24 (benchmarks/grammar.py --overhead), it costs a few per cent p
 ``llama``: llama.cpp's own grammar sampler (``LlamaGrammar``), which llama-cpp-python rebuilds at
 every completion and which checks candidate tokens against the grammar one by one; measured at
 about twice the seconds per token of free decoding with Gemma's 262k-token vocabulary. Both allow
-exactly the same tokens. ``TOT_GRAMMAR_ENGINE=llama`` (or ``llguidance``) picks one; by default
-llguidance where it is installed, else llama.cpp's. A grammar llguidance cannot read goes to
+exactly the same tokens: the GBNF is rewritten for llguidance by ``gbnf_lark`` (not llguidance's
+own converter, whose greedy terminals dropped strings from the language).
+``TOT_GRAMMAR_ENGINE=llama`` (or ``llguidance``) picks one; by default llguidance where it is
+installed, else llama.cpp's. A grammar llguidance cannot read goes to
 llama.cpp's sampler. Either way the gate checks every thought: a grammar is an optimisation.
 """
 
@@ -19,6 +21,7 @@ from collections import OrderedDict
 from typing import Any
 
 from solver.lm.base import LMError
+from solver.lm.gbnf_lark import gbnf_to_lark
 
 __all__ = ["ENGINES", "Constrainer", "engine_name"]
 
@@ -79,14 +82,13 @@ class Constrainer:
         try:
             import llguidance
             import llguidance.llamacpp
-            from llguidance.gbnf_to_lark import gbnf_to_lark
         except ImportError:
             return None
         if self._tokenizer is None:  # about a second for Gemma's vocabulary: once per model
             self._tokenizer = llguidance.llamacpp.lltokenizer_from_vocab(self.llm._model.vocab)
         try:
             lark = gbnf_to_lark(text)
-        except Exception:  # noqa: BLE001 - its converter's own errors: llama.cpp's sampler takes it
+        except ValueError:  # what the converter does not read: llama.cpp's sampler takes it
             return None
         matcher = llguidance.LLMatcher(self._tokenizer, llguidance.LLMatcher.grammar_from_lark(lark))
         return None if matcher.is_error() else ("llguidance", matcher)

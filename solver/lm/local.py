@@ -227,6 +227,13 @@ class LocalBackend:
         if check:  # a native crash of llama.cpp becomes an LMError here, not a dead process later
             check_runtime(self.path, self.threads)
 
+    def grammar_support(self) -> tuple[str, bool]:
+        """The engine that follows a grammar here (llguidance or llama.cpp's sampler), and that it
+        is honoured: the embedded model always constrains its decoding (solver/lm/grammar_report.py)."""
+        from solver.lm.constrain import engine_name
+
+        return engine_name(), True
+
     def _load(self, logits_all: bool) -> Any:
         n_ctx = min(self.n_ctx, SCORE_CONTEXT) if logits_all else self.n_ctx
         return load_llama(self.path, n_ctx=n_ctx, threads=self.threads, logits_all=logits_all)

@@ -287,7 +287,7 @@ class _Runner:
         tokens = limits.baseline_tokens if limits is not None else {}
         self.cfg = BaselineConfig(samples=args.samples, rounds=args.refine_rounds,
                                   temperature=self.settings.model.temperature, seed=self.settings.model.seed,
-                                  chat=self.settings.model.chat)
+                                  chat=self.settings.model.chat, grammar=self.settings.model.grammar)
         self.cfg = dataclasses.replace(self.cfg, io_tokens=tokens.get("io", self.cfg.io_tokens),
                                        cot_tokens=tokens.get("cot", self.cfg.cot_tokens))
         self.scorer = SoftScorer(args, self.task, self.settings)

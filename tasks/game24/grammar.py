@@ -1,14 +1,23 @@
 """The grammar of Game-of-24 steps a state allows: every defined ``a op b = c (left: ...)`` line,
 written from the exact arithmetic (``verifiers.arithmetic.legal_steps``), in the spelling the
 task's parser and gate read. Exact: each derivation is a step the gate accepts, and every legal
-step of the state is derivable (both operand orders of + and *, which the gate also accepts)."""
+step of the state is derivable (both operand orders of + and *, which the gate also accepts).
+
+The baselines' answer grammar (``answer_grammar``): ``Answer: EXPR = 24`` where EXPR is any
+arithmetic expression (``+ - * /``, parentheses) that uses each of the puzzle's four numbers
+exactly once, written with one space around each operator and none inside parentheses (the
+paper's spelling). A superset of the valid answers: the grammar fixes the numbers and the form,
+not the value, so the exact check still decides; every valid answer in that spelling is
+derivable (tests/test_answer_grammar.py). The CoT output first has 1-3 step lines of the step
+format (numbers free: a superset; the answer parser does not read them)."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 from typing import Any
 
-from solver.grammar import alternation, grammar, literal
+from solver.grammar import alternation, grammar, literal, repeat
+from tasks.game24.state import TARGET, parse_puzzle
 from verifiers.arithmetic import apply_op, format_number, legal_steps
 
 __all__ = ["Game24Grammar", "step_lines"]
@@ -37,3 +46,34 @@ class Game24Grammar:
         if not lines:
             return None
         return grammar({"root": alternation(literal(t) for t in lines)})
+
+    def answer_grammar(self, puzzle: str, cot: bool) -> str | None:
+        """GBNF of a baseline's output for ``puzzle`` (see the module's docstring); None for a
+        puzzle that does not parse (the baseline then fails on it as it would without)."""
+        try:
+            nums = parse_puzzle(puzzle)
+        except ValueError:
+            return None
+        rules = expression_rules(nums)
+        answer = f"e{(1 << len(nums)) - 1} {literal(f' = {TARGET}')}"
+        if not cot:  # the IO prompt ends in "Answer:"
+            return grammar({"root": f'" "? {answer}', **rules})
+        return grammar({"root": f'{repeat("step", 1, 3)} "Answer: " {answer}',
+                        "step": 'num " " op " " num " = " num " (left: " num (" " num)* ")" "\\n"',
+                        "op": '"+" | "-" | "*" | "/"',
+                        "num": '"-"? [0-9]+ ("/" [0-9]+)?', **rules})
+
+
+def expression_rules(nums: tuple[int, ...]) -> dict[str, str]:
+    """GBNF rules ``e{m}`` (a sum), ``t{m}`` (a product) and ``f{m}`` (a number or a parenthesised
+    sum) for each non-empty set ``m`` of positions (a bit mask): the expressions that use exactly
+    the numbers at those positions, each once. Operator precedence is the usual one, so every
+    expression, with any parentheses, has a derivation (``a - b - c`` as ``(a - b) - c``)."""
+    rules: dict[str, str] = {}
+    for m in range(1, 1 << len(nums)):
+        splits = [(a, m ^ a) for a in range(1, m) if a & m == a and a != m]
+        rules[f"e{m}"] = alternation([f"t{m}", *(f'e{a} " " ("+" | "-") " " t{b}' for a, b in splits)])
+        rules[f"t{m}"] = alternation([f"f{m}", *(f't{a} " " ("*" | "/") " " f{b}' for a, b in splits)])
+        single = [literal(str(n)) for k, n in enumerate(nums) if m == 1 << k]
+        rules[f"f{m}"] = alternation([*single, f'"(" e{m} ")"'])
+    return rules

@@ -42,7 +42,8 @@ def shot_baseline(style: str, boxes: bool = True) -> Callable[[BaselineRun], Awa
     async def run_style(run: BaselineRun) -> str | None:
         prompt = solution_prompt(run.puzzle, style, run.cfg.chat, boxes)
         n = len(read_givens(run.puzzle, boxes))
-        texts = await run.ask(prompt, 1, 16 + 3 * n * (n + 2), "solution", temperature=0.0)
+        texts = await run.ask(prompt, 1, 16 + 3 * n * (n + 2), "solution", temperature=0.0,
+                              grammar=run.answer_grammar(False))
         answer, problem = run.read(texts[0] if texts else "")
         return answer if problem is None else None
 
