@@ -38,7 +38,9 @@ class Stub:
 
 
 def _client(concurrency: int) -> tuple[LMClient, Stub]:
-    backend = OpenAIBackend("stub", "http://127.0.0.1:9/v1", api_key="sk-test")
+    # probe_parallel=False: the client's concurrency is given (as --concurrency N does), so no
+    # request of the server-capacity probe is counted with the fan-out's
+    backend = OpenAIBackend("stub", "http://127.0.0.1:9/v1", api_key="sk-test", probe_parallel=False)
     stub = Stub()
     backend._client.completions.create = stub.create  # type: ignore[method-assign]
     return LMClient(backend, concurrency=concurrency), stub

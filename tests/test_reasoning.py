@@ -81,8 +81,8 @@ def test_thinking_is_kept_apart_and_counted(form: str, chat: bool) -> None:
 
 def test_a_solve_never_reads_the_thinking_as_thoughts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace, cache = tmp_path / "t.jsonl", tmp_path / "c.sqlite"
-    argv = ["solve", "game24", "4 9 10 13", "--model", "fake-model", "--generator", "propose", "--evaluator",
-            "value", "--breadth", "1", "--n-evaluate", "1", "--budget-calls", "2", "--json", "--cache", str(cache)]
+    argv = ["solve", "game24", "4 9 10 13", "--model", "fake-model", "--method", "tot-bfs", "--generator", "propose",
+            "--evaluator", "value", "--breadth", "1", "--n-evaluate", "1", "--budget-calls", "2", "--json", "--cache", str(cache)]
     with FakeOpenAIServer(["ok"], thinking="think", text="13 - 10 = 3 (left: 3 4 9)") as srv:
         code = main([*argv, "--base-url", srv.url, "--trace", str(trace)])
     out = capsys.readouterr()
@@ -113,7 +113,8 @@ def test_a_token_budget_counts_the_thinking(capsys: pytest.CaptureFixture[str]) 
     # one call with thinking (it stops there), where three calls without thinking would fit.
     with FakeOpenAIServer(["ok"], thinking="field", text="13 - 10 = 3 (left: 3 4 9)") as srv:
         code = main(["solve", "game24", "4 9 10 13", "--model", "fake-model", "--base-url", srv.url,
-                     "--generator", "propose", "--evaluator", "value", "--breadth", "1", "--n-evaluate", "1",
+                     "--method", "tot-bfs", "--generator", "propose", "--evaluator", "value", "--breadth", "1",
+                     "--n-evaluate", "1",
                      "--budget-tokens", "20", "--grammar", "off", "--json"])
         sent = len(srv.requests)
     res = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
