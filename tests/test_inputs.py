@@ -100,7 +100,8 @@ def test_crossword_lookalikes_are_refused_by_gate_parser_and_board_alike(word):
 # ---- writing: the sentence count never changes silently ----------------------------------------
 
 def test_writing_input_must_split_into_exactly_four_sentences(capsys):
-    for text, found in (("The end came The cat sat. I ran. We hid.", 3), ("I ran. We hid. It rained. The end came. Cats sat.", 5)):
+    for text, found in (("The end came The cat sat. I ran. We hid.", 3),
+                        ("I ran. We hid. It rained. The end came. Cats sat.", 5)):
         with pytest.raises(ValueError, match=f"splits into {found} sentences"):
             split_sentences(text)
         assert main(["solve", "writing", text]) == 2

@@ -82,7 +82,8 @@ def test_thinking_is_kept_apart_and_counted(form: str, chat: bool) -> None:
 def test_a_solve_never_reads_the_thinking_as_thoughts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace, cache = tmp_path / "t.jsonl", tmp_path / "c.sqlite"
     argv = ["solve", "game24", "4 9 10 13", "--model", "fake-model", "--method", "tot-bfs", "--generator", "propose",
-            "--evaluator", "value", "--breadth", "1", "--n-evaluate", "1", "--budget-calls", "2", "--json", "--cache", str(cache)]
+            "--evaluator", "value", "--breadth", "1", "--n-evaluate", "1", "--budget-calls", "2", "--json",
+            "--cache", str(cache)]
     with FakeOpenAIServer(["ok"], thinking="think", text="13 - 10 = 3 (left: 3 4 9)") as srv:
         code = main([*argv, "--base-url", srv.url, "--trace", str(trace)])
     out = capsys.readouterr()
