@@ -136,6 +136,27 @@ def test_errored_pairs_are_marked_and_only_they_are_retried(tmp_path):
     assert summarize(load_rows([out]))[0].n == 6
 
 
+def test_a_call_cut_by_the_seconds_budget_is_a_budget_stop_not_an_error(tmp_path):
+    # The seconds budget runs out while the model is still answering "1 1 1 12": the call is cut
+    # (a failed call in the trace), the pair stops on "seconds", and it is done, not errored
+    # (a rerun would stop there again); the other pairs are unaffected.
+    class Slow(ScriptedBackend):
+        async def complete(self, prompt, params):
+            if "1 1 1 12" in prompt.split("Input:")[-1]:
+                await asyncio.sleep(5)
+            return await super().complete(prompt, params)
+
+    out = tmp_path / "b"
+    plugins = load_plugins()
+    args = build_parser(plugins).parse_args(["bench", "game24", *ARGS, "--methods", "io", "--out", str(out),
+                                             "--budget-seconds", "0.5"])
+    assert asyncio.run(bench.run_bench(args, plugins, backend=Slow(respond))) == 0
+    rows = {r["id"]: r for r in load_rows([out])}
+    assert rows["3"]["failed_calls"] == 1 and rows["3"]["stopped_by"] == "seconds"
+    assert rows["3"]["status"] == "done" and not rows["3"]["verified"]
+    assert all(r["status"] == "done" for r in rows.values()) and len(rows) == 6
+
+
 def test_shards_merge_to_the_full_run(tmp_path, capsys):
     full = tmp_path / "full"
     assert bench_run([*ARGS, "--methods", "io,cot", "--out", str(full)]) == 0

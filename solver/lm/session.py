@@ -22,7 +22,7 @@ from solver.lm.cache import Cache, CacheMiss, CacheMode, cache_key
 EventSink = Callable[[dict[str, object]], None]
 T = TypeVar("T")
 
-__all__ = ["EventSink", "Session", "SharedClient", "gather_all", "trace_sink"]
+__all__ = ["OUT_OF_TIME", "EventSink", "Session", "SharedClient", "gather_all", "trace_sink"]
 
 
 class SharedClient(Protocol):
@@ -55,6 +55,11 @@ def trace_sink(trace: _Emits) -> EventSink:
         trace.emit(str(fields.pop("event")), **fields)
 
     return sink
+
+
+# The error of a call cut off by the run's seconds budget (its ``lm_error`` event says this): a
+# budget stop, not a model failure (``tot bench`` does not count such a pair as errored).
+OUT_OF_TIME = "the seconds budget ran out during the call"
 
 
 class _OutOfTime(LMError):
@@ -139,7 +144,7 @@ class Session:
             try:
                 return await asyncio.wait_for(call(), left)
             except asyncio.TimeoutError:
-                raise _OutOfTime("the seconds budget ran out during the call") from None
+                raise _OutOfTime(OUT_OF_TIME) from None
 
     def _failed(self, exc: LMError, purpose: str) -> None:
         """Count and report a failed call; raise when the run cannot go on."""

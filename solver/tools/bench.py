@@ -42,6 +42,7 @@ from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
 from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
+from solver.lm.session import OUT_OF_TIME
 from solver.run import (
     DEFAULT_EVALUATOR,
     Settings,
@@ -356,9 +357,13 @@ class _Runner:
                     row.update(self.plugin.bench_row(self.task, puzzle, sres, trace.events))
             row["max_depth"] = self.task.max_depth
             await self.scorer.score(row, puzzle, trace.events, self.client)
-            row["status"] = "error" if row.get("failed_calls") else "done"
+            # A call cut off by the pair's seconds budget is the budget's stop (stopped_by "seconds"),
+            # not a model failure: a rerun would stop there again, so the pair is done.
+            cut = sum(1 for e in trace.events if e["event"] == "lm_error" and e.get("error") == OUT_OF_TIME)
+            failed = int(row.get("failed_calls") or 0) - cut
+            row["status"] = "error" if failed > 0 else "done"
             if row["status"] == "error":
-                row["error"] = row.get("error") or f"{row['failed_calls']} model call(s) failed"
+                row["error"] = row.get("error") or f"{failed} model call(s) failed"
         except ServerUnavailable:
             raise  # the server is gone or too slow for every pair: end the run (exit 3), rows so far are kept
         except (LMError, CacheMiss, OSError) as exc:
