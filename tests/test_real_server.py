@@ -41,41 +41,49 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def _start(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """llama-cpp-python's server on a free port of 127.0.0.1, once it answers ``/models``."""
     from solver.lm.local import model_path
 
-    path = model_path()
     port = _free_port()
-    log = tmp_path_factory.mktemp("llama_server") / "server.log"
     threads = os.environ.get("TOT_THREADS", "1")
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", MODEL,
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()), "--model_alias", MODEL,
            "--host", "127.0.0.1", "--port", str(port), "--n_threads", threads, "--n_threads_batch", threads,
            "--n_ctx", "2048", "--chat_format", "gemma"]
     with log.open("wb") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/models", timeout=2) as resp:  # noqa: S310 - 127.0.0.1
+                if resp.status == 200:
+                    return proc, url
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            _stop(proc)
+            pytest.fail(f"llama.cpp server did not start: {log.read_text(errors='replace')[-2000:]}")
+        time.sleep(0.5)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()  # it may still be generating for a timed-out test's abandoned request
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/models", timeout=2) as resp:  # noqa: S310 - 127.0.0.1
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"llama.cpp server did not start: {log.read_text(errors='replace')[-2000:]}")
-            time.sleep(0.5)
+        proc.wait(3)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    proc, url = _start(tmp_path_factory.mktemp("llama_server") / "server.log")
+    try:
         capabilities.forget()
         yield url
     finally:
-        proc.terminate()  # it may still be generating for the timed-out test's abandoned request
-        try:
-            proc.wait(3)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        _stop(proc)
 
 
 def _run(argv: list[str], capsys: Any) -> tuple[int, str, str]:
@@ -274,3 +282,53 @@ def test_a_grammar_request_is_honoured(server: str) -> None:
     assert Grammar(text).matches(answer), answer
     steps = find(task, ProposePrompts).parse_proposals(state, answer)
     assert steps and all(not isinstance(task.check(state, Thought(t.text)), Invalid) for t in steps)
+
+
+def _scores(trace: Path) -> int:
+    try:
+        return sum(1 for line in trace.read_text().splitlines() if '"event": "score"' in line)
+    except OSError:
+        return 0
+
+
+@pytest.mark.parametrize("how", ["killed", "stopped"])
+def test_a_server_that_dies_or_stalls_mid_run_ends_it_with_the_results_so_far(how: str, tmp_path: Path) -> None:
+    # The default search through a server of its own; once two states are scored the server is
+    # killed (every later connection refused) or stopped (SIGSTOP: connections accepted, nothing
+    # answered). Either way the run ends by itself, exit 3, its result so far on stdout, its trace
+    # ended, and one line on stderr; never a hang or a traceback.
+    import signal
+
+    proc, url = _start(tmp_path / "server.log")
+    trace = tmp_path / "t.jsonl"
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    cmd = [sys.executable, "-m", "solver.tools.cli", "solve", "game24", "1 2 4 7", "--base-url", url, "--model", MODEL,
+           "--scoring", "top-logprobs", "--concurrency", "1", "--timeout", "10", "--retries", "1", "--json",
+           "--trace", str(trace)]
+    run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root, env=env)
+    try:
+        deadline = time.monotonic() + 240
+        while _scores(trace) < 2:
+            assert run.poll() is None, "the run ended before the server failed"
+            assert time.monotonic() < deadline, "no two states scored in 240 s"
+            time.sleep(0.2)
+        failed_at = time.monotonic()
+        os.kill(proc.pid, signal.SIGKILL if how == "killed" else signal.SIGSTOP)
+        out, err = run.communicate(timeout=180)
+        took = time.monotonic() - failed_at
+    finally:
+        if run.poll() is None:
+            run.kill()
+        if how == "stopped":
+            os.kill(proc.pid, signal.SIGCONT)
+        _stop(proc)
+    assert run.returncode == 3, err[-2000:]
+    res = json.loads(out.strip().splitlines()[-1])
+    assert res["stopped_by"] == "server" and res["answer"] is None and not res["verified"]
+    assert res["backend_calls"] >= 2 and res["failed_calls"] >= 1 and res["expanded"] >= 1
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("tot: model error:")
+    # ended by the client's own bound: --timeout 10 doubled once (20 s) at most per wait, not a hang
+    assert took < 120, took
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert events[-1]["event"] == "end" and events[-1]["stopped_by"] == "server"

@@ -66,6 +66,11 @@ class _OutOfTime(LMError):
     """A request cut off because the run's seconds budget ran out while it was in flight."""
 
 
+class _NotSent(ServerUnavailable):
+    """A request of a run whose server already stopped answering: never sent (the run is ending;
+    waiting out each queued request's own timeout would hold it for minutes)."""
+
+
 def _tokens_key(keys: list[str]) -> str:
     return cache_key(kind="tokens", keys=keys)
 
@@ -88,7 +93,7 @@ class _Failure:
 class Session:
     """One run on a shared client: its ``usage`` (and budget), its event sink and its memo."""
 
-    __slots__ = ("_client", "_usage", "_on_event", "_memo", "_logprobs", "_pending")
+    __slots__ = ("_client", "_usage", "_on_event", "_memo", "_logprobs", "_pending", "_unavailable")
 
     def __init__(self, client: SharedClient, usage: Usage | None = None,
                  on_event: EventSink | None = None) -> None:
@@ -101,6 +106,9 @@ class Session:
         # waits for the first one's answer (a memo hit, as it is in a replay, where the recorded
         # answer arrives at once), so live and replayed runs count the same calls and tokens.
         self._pending: dict[str, asyncio.Future[Any]] = {}
+        # Set when a request of this run found the server gone or stalled: the run ends, and the
+        # requests still queued for a slot fail at once instead of each waiting its own timeout.
+        self._unavailable: ServerUnavailable | None = None
 
     @property
     def client(self) -> SharedClient:
@@ -132,6 +140,9 @@ class Session:
         backoff included)."""
         usage = self._usage
         async with self._client.slot():
+            if self._unavailable is not None:
+                usage.calls -= 1  # counted on entry, but never sent
+                raise _NotSent(str(self._unavailable))
             try:
                 b = usage.budget
                 if b.tokens is not None and usage.tokens >= b.tokens:
@@ -148,11 +159,14 @@ class Session:
 
     def _failed(self, exc: LMError, purpose: str) -> None:
         """Count and report a failed call; raise when the run cannot go on."""
+        if isinstance(exc, _NotSent):  # not a call: the failure that ends the run is already reported
+            raise exc
         self._usage.failed_calls += 1
         self._emit({"event": "lm_error", "purpose": purpose, "error": str(exc)})
         if isinstance(exc, _OutOfTime):  # recorded as failed, and the search stops there
             raise BudgetExhausted("seconds") from None
         if isinstance(exc, ServerUnavailable):  # every later call would fail or stall too: end the run
+            self._unavailable = self._unavailable or exc
             raise exc
 
     def _thought(self, purpose: str, thinking: list[str], tokens: int) -> None:
