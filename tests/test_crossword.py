@@ -135,3 +135,25 @@ def test_parse_board_accepts_rows_and_empties():
     assert parse_board("AGEND|_____|.....|-----|?????") == "AGEND" + "_" * 20
     with pytest.raises(ValueError):
         parse_board("AGEND" + "_" * 20, allow_empty=False)
+
+
+def test_bench_false_prunes_count_long_controller_thoughts_that_are_not_nodes() -> None:
+    # Long's controller scores and cuts a thought before it is a node (parent and thought, its
+    # state on the score event): such a thought is counted like a node, never a KeyError.
+    # Solvability here is written out by hand against TRUTH, not computed by the code under test.
+    from tasks.crosswords.bench import false_prunes
+
+    right, wrong = "AGEND" + "_" * 20, "AXXXX" + "_" * 20
+    events = [
+        {"event": "verdict", "verdict": "valid", "node": 1, "state": right},
+        {"event": "score", "node": 1, "score": 1.0},
+        {"event": "score", "parent": 1, "thought": "h2. MOTOR", "state": "AGENDMOTOR" + "_" * 15, "score": 0.0},
+        {"event": "cut", "parent": 1, "thought": "h2. MOTOR", "why": "pruned"},
+        {"event": "score", "parent": 1, "thought": "h2. XXXXX", "state": "AGENDXXXXX" + "_" * 15, "score": 0.0},
+        {"event": "cut", "parent": 1, "thought": "h2. XXXXX", "why": "pruned"},
+        {"event": "verdict", "verdict": "valid", "node": 2, "state": wrong},
+        {"event": "score", "node": 2, "score": 0.0},
+        {"event": "cut", "node": 2, "why": "pruned"},
+    ]
+    # scored: node 1 (solvable), MOTOR (solvable, pruned), XXXXX (not), node 2 (not, pruned)
+    assert false_prunes(events, TRUTH) == (1, 2, 4)

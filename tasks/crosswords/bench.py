@@ -26,12 +26,18 @@ def best_seen(events: list[dict[str, Any]], truth: str) -> str | None:
 
 
 def false_prunes(events: list[dict[str, Any]], truth: str) -> tuple[int, int, int]:
-    """(still-solvable states the evaluator pruned, still-solvable states it scored, states scored)."""
-    states = {e["node"]: e["state"] for e in events
-              if e.get("event") == "verdict" and "node" in e and isinstance(e.get("state"), str)}
-    scored = {e["node"] for e in events if e.get("event") == "score"}
-    pruned = {e["node"] for e in events if e.get("event") == "cut" and e.get("why") == "pruned"}
-    solvable = {n for n in scored if n in states and consistent(states[n], truth)}
+    """(still-solvable states the evaluator pruned, still-solvable states it scored, states scored).
+    A state is named by its node, or, for Long's controller, which scores and cuts a thought before
+    it is a node, by its parent and thought (its state is then on the ``score`` event)."""
+    def key(e: dict[str, Any]) -> tuple[Any, ...]:
+        return ("node", e["node"]) if "node" in e else ("thought", e.get("parent"), e.get("thought"))
+
+    states = {key(e): e["state"] for e in events
+              if e.get("event") in ("verdict", "score") and isinstance(e.get("state"), str)
+              and ("node" in e or "thought" in e)}
+    scored = {key(e) for e in events if e.get("event") == "score"}
+    pruned = {key(e) for e in events if e.get("event") == "cut" and e.get("why") == "pruned"}
+    solvable = {k for k in scored if k in states and consistent(states[k], truth)}
     return len(solvable & pruned), len(solvable), len(scored)
 
 
