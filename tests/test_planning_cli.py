@@ -234,3 +234,52 @@ def test_planning_trace_proves_itself_and_a_tampered_one_does_not(
     trace.write_text(tampered)
     capsys.readouterr()
     assert main(["verify", "--trace", str(trace)]) == 1
+
+
+def test_bench_runs_the_planner_alone_and_any_search_and_their_plans_are_valid_and_shortest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``tot bench planning --methods`` takes its own ``planner`` method and any registered search;
+    every solved plan is checked here by the independent simulator and BFS of test_planning."""
+    from tasks.planning import bench as planning_bench
+    from tasks.planning import blocksworld
+    from tests.test_planning import ref_shortest, ref_step, to_atoms, world_of
+
+    monkeypatch.setattr("sys.argv", ["blocksworld", str(tmp_path / "data" / "blocks"), "--blocks", "4",
+                                     "--count", "2"])
+    blocksworld.main()
+    runs: list[str] = []
+    real_plan = planning_bench.plan
+
+    def counting_plan(*a: object, **kw: object) -> object:
+        runs.append(str(kw.get("mode")))
+        return real_plan(*a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(planning_bench, "plan", counting_plan)
+    methods = "planner,best-first:enumerate:oracle,mcts:enumerate:oracle"
+    argv = ["bench", "planning", "--llmp-dir", str(tmp_path / "data"), "--domains", "blocks", "--range", "1-2",
+            "--methods", methods, "--out", str(tmp_path / "out"), "--oracle-seconds", "5",
+            "--planner-seconds", "20", "--optimal-seconds", "20"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "| blocks | 2 | 2/2 (2 opt) |" in out  # the planner alone: both solved, both proved optimal
+    # one optimal planner run a problem: the planner method reuses the optimal-length run
+    assert runs == ["optimal", "optimal"]
+    rows = [json.loads(r) for r in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert sorted({r["method"] for r in rows}) == sorted(methods.split(","))
+    for r in rows:
+        text = (tmp_path / "data" / "blocks" / f"p{r['problem']:02d}.pddl").read_text()
+        world, goal = world_of(text)
+        assert r["solved"], r
+        for step in r["plan"]:
+            name, *args = step.strip("()").split()
+            nxt = ref_step(world, name, tuple(args))
+            assert nxt is not None, f"{step} not applicable for the independent simulator"
+            world = nxt
+        assert goal <= to_atoms(world)
+        if r["method"] == "planner":
+            assert r["optimal"] and len(r["plan"]) == ref_shortest(*world_of(text)) == r["optimal_length"]
+            assert r["seconds"] > 0 and r["calls"] == 0
+    capsys.readouterr()
+    assert main([*argv[:9], "planner,cot", *argv[10:]]) == 2
+    err = capsys.readouterr().err
+    assert "unknown method 'cot'" in err and "planner" in err and "best-first" in err

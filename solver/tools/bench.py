@@ -500,8 +500,33 @@ async def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
         return report(args, plugins)
     own_bench = getattr(plugins[args.bench_task], "run_bench", None)  # planning: domains x methods of its own
     if own_bench is not None:  # it gets what it needs of the command line: no task imports the tools
-        return int(await own_bench(args, settings_from(args), lambda out: check_config(out, config_of(args))))
+        searches = own_searches(args, plugins[args.bench_task])
+        return int(await own_bench(args, settings_from(args), lambda out: check_config(out, config_of(args)),
+                                   searches))
     return await run_bench(args, plugins)
+
+
+def own_searches(args: argparse.Namespace, plugin: TaskPlugin) -> dict[str, Settings]:
+    """For a task with a bench of its own (planning): the ``--methods`` labels that are not its own
+    methods (``bench_methods``) parsed as searches, ``SEARCH[:GENERATOR[:EVALUATOR]]``, each with
+    its settings, checked as ``tot bench`` checks them, before anything runs."""
+    own = tuple(getattr(plugin, "bench_methods", ()))
+    labels = [m.strip() for m in args.methods.split(",") if m.strip() and m.strip() not in own]
+    if not labels:
+        return {}
+    for raw in labels:
+        if split_search(raw)[0] not in search_names():
+            raise UsageError(f"unknown method {raw!r}; choose from {args.bench_task}'s own ({', '.join(own)}) "
+                             f"or a search ({', '.join(search_names())}), SEARCH[:GENERATOR[:EVALUATOR]]")
+    task = plugin.make_task(args)
+    searched = parse_methods(",".join(labels), args.no_gate, task, tuple(getattr(args, "task_evaluators", ())),
+                             (*GENERATORS, *getattr(args, "task_generators", ())))
+    check_search_options([split_search(m)[0] for m in searched], getattr(args, "given_options", ()))
+    settings = settings_from(args)
+    out = {m: search_settings(settings, m) for m in searched}
+    for s in out.values():
+        check_settings(task, s)
+    return out
 
 
 def chain_lost_at(task: Any, puzzle: str, text: str) -> int | None:

@@ -34,7 +34,9 @@ class TaskPlugin(Protocol):
     # describes (the ``options`` that ``Task.options()`` recorded), for ``tot verify --trace``.
     # Optional, for a task's own methods and bench (planning): ``methods`` with
     # ``run_method(args, settings, make_client)``, and ``add_bench_args`` with
-    # ``run_bench(args, settings, claim_out)``. The command line hands over the run's ``Settings``
+    # ``run_bench(args, settings, claim_out, searches)``, with ``bench_methods`` (its own method
+    # names; any other ``--methods`` label is parsed as a search and handed over in ``searches``,
+    # label -> Settings). The command line hands over the run's ``Settings``
     # (solver.run) and what else it owns, so that a task never imports ``solver.tools``.
 
 

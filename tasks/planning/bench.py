@@ -26,11 +26,15 @@ from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_dire
 from tasks.planning.state import read_problem
 from tasks.planning.task import Planning
 from verifiers.pddl_model import parse_problem
-from verifiers.planner import BACKENDS, plan, planner_line, resolve
+from verifiers.planner import BACKENDS, PlanSearch, plan, planner_line, resolve
 from verifiers.planning import report_plan
 
-METHODS = ("llmp", "llmp-no-example", "direct", "tot-bfs-oracle", "tot-bfs")
-DEFAULTS = {"methods": ",".join(METHODS)}
+# Its own methods: LLM+P with and without its example, the direct baseline, the planner alone on
+# the ground-truth problem (LLM+P's upper bound, and what a planner costs) and ToT over actions
+# (exact oracle, and the model's own evaluator). Any other label is a search,
+# SEARCH[:GENERATOR[:EVALUATOR]], which the command line parses and hands over with its settings.
+METHODS = ("llmp", "llmp-no-example", "direct", "planner", "tot-bfs-oracle", "tot-bfs")
+DEFAULTS = {"methods": "llmp,llmp-no-example,direct,tot-bfs-oracle,tot-bfs"}
 
 
 def add_bench_args(parser: argparse.ArgumentParser) -> None:
@@ -76,6 +80,13 @@ def optimal_length(out: Path, folder: Path, i: int, seconds: float, planner: str
     """The optimal planner's plan length, remembered in DIR/optimal.jsonl (None: not within the limit).
     Only a finished optimal search gives a length, so a remembered one is the optimum whichever
     backend found it."""
+    return optimal_run(out, folder, i, seconds, planner)[0]
+
+
+def optimal_run(out: Path, folder: Path, i: int, seconds: float,
+                planner: str | None = None) -> tuple[int | None, PlanSearch | None]:
+    """``optimal_length`` and, when it ran the planner now (not read from DIR/optimal.jsonl), that
+    run, so that the ``planner`` method in optimal mode with the same limit does not run it twice."""
     store = out / "optimal.jsonl"
     key = f"{folder.name}/p{i:02d}"
     if store.is_file():
@@ -85,24 +96,57 @@ def optimal_length(out: Path, folder: Path, i: int, seconds: float, planner: str
             except json.JSONDecodeError:
                 continue
             if rec.get("key") == key and rec.get("seconds_limit") == seconds:
-                return rec["length"]
+                return rec["length"], None
     prob = parse_problem(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "problem"))
     found = plan(prob, time_limit=seconds, mode="optimal", planner=planner)
     length = found.optimal_length
     with store.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps({"key": key, "seconds_limit": seconds, "length": length, "status": found.status,
                              "planner": found.planner, "seconds": round(found.seconds, 2)}) + "\n")
-    return length
+    return length, found
+
+
+def planner_row(args: argparse.Namespace, folder: Path, i: int, opt: int | None,
+                fresh: PlanSearch | None) -> dict[str, Any]:
+    """The ``planner`` method: the ground-truth problem straight to the planner (no model). Its plan
+    is validated twice: by ``plan`` (the simulator) and by the report against the problem."""
+    prob = parse_problem(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "problem"))
+    if (fresh is not None and args.planner_mode == "optimal" and args.planner_seconds == args.optimal_seconds
+            and fresh.planner == args.planner):
+        found = fresh  # the optimal-length run was this very run: counted once, at its own time
+        reused = True
+    else:
+        reused = False
+        found = plan(prob, time_limit=args.planner_seconds, mode=args.planner_mode, planner=args.planner)
+    steps = "\n".join(a.text() for a in found.plan) if found.plan is not None else None
+    rep = report_plan(prob, steps, opt) if steps is not None else None
+    solved = bool(rep and rep.verified)
+    length = len(found.plan) if found.plan is not None else None
+    return {"solved": solved, "optimal": bool(solved and (found.optimal or (opt is not None and length is not None
+                                                                          and length <= opt))),
+            "plan_length": length, "plan": steps.splitlines() if steps else ([] if steps is not None else None),
+            "planner": found.summary(), "planner_seconds": round(found.seconds, 3),
+            "expanded": found.expanded, "calls": 0, "tokens": 0,
+            "reason": None if solved else (rep.reason if rep else found.detail or found.status),
+            "reused": reused}
 
 
 async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, method: str,
-               opt: int | None) -> dict[str, Any]:
+               opt: int | None, search: Settings | None = None, fresh: PlanSearch | None = None) -> dict[str, Any]:
+    """One (problem, method) row. ``search``: the settings of a search label (any registered
+    search, its generator and evaluator); ``fresh``: the optimal-length run just made, which the
+    ``planner`` method reuses when it asks for the same run."""
     row: dict[str, Any] = {"task": "planning", "id": f"{folder.name}/p{i:02d}", "domain": folder.name,
                            "problem": i, "method": method, "optimal_length": opt}
     start = time.monotonic()
     client = None
+    usage: Any = None
     try:
-        if method in ("llmp", "llmp-no-example", "direct"):
+        if method == "planner":
+            row.update(planner_row(args, folder, i, opt, fresh))
+            if row.pop("reused") and fresh is not None:
+                start -= fresh.seconds  # the reused run's time is this row's
+        elif method in ("llmp", "llmp-no-example", "direct"):
             inp = _inputs(folder, i, method != "llmp-no-example", method == "direct")
             # No seconds budget here: the calls are bounded by --repairs and their token limits.
             s = dataclasses.replace(settings, search=dataclasses.replace(settings.search, generator="propose"),
@@ -124,10 +168,13 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
             puzzle = join_puzzle(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "p"))
             task = Planning(max_depth=args.max_steps, oracle_seconds=args.oracle_seconds,
                             planner=getattr(args, "oracle_planner", None))
-            o = dataclasses.replace(settings.search, method="tot-bfs")
-            if method == "tot-bfs-oracle":
-                o = dataclasses.replace(o, generator="enumerate", evaluator="oracle", breadth=1)
-            s = dataclasses.replace(settings, search=o)
+            if search is not None:
+                s = search
+            else:
+                o = dataclasses.replace(settings.search, method="tot-bfs")
+                if method == "tot-bfs-oracle":
+                    o = dataclasses.replace(o, generator="enumerate", evaluator="oracle", breadth=1)
+                s = dataclasses.replace(settings, search=o)
             client = make_client(s)
             res = await solve(task, puzzle, s, client)
             usage = res.usage
@@ -136,9 +183,10 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
             length = len(res.answer.splitlines()) if res.answer else None
             row.update(solved=solved, optimal=bool(solved and opt is not None and length is not None
                                                    and length <= opt),
-                       plan_length=length, stopped_by=res.stopped_by, expanded=res.expanded,
+                       plan_length=length, plan=res.answer.splitlines() if res.answer else None,
+                       stopped_by=res.stopped_by, expanded=res.expanded, proposed=res.proposed, rejected=res.rejected,
                        reason=None if solved else (rep.reason if rep else f"no plan ({res.stopped_by or 'ended'})"))
-        if client is not None:
+        if client is not None and usage is not None:
             row.update(calls=usage.calls, failed_calls=usage.failed_calls,
                        tokens=usage.prompt_tokens + usage.completion_tokens,
                        prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
@@ -160,8 +208,8 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
 def bench_table(rows: list[dict[str, Any]]) -> str:
     """The per-domain table of finished rows, methods in their usual order (``tot bench report``)."""
     done = [r for r in rows if r.get("status") == "done" and "domain" in r]
-    present = {r["method"] for r in done}
-    return table(done, [m for m in METHODS if m in present]) if done else ""
+    present = list(dict.fromkeys(r["method"] for r in done))
+    return table(done, [m for m in METHODS if m in present] + [m for m in present if m not in METHODS]) if done else ""
 
 
 def table(rows: list[dict[str, Any]], methods: list[str]) -> str:
@@ -180,13 +228,20 @@ def table(rows: list[dict[str, Any]], methods: list[str]) -> str:
     return "\n".join(lines)
 
 
-async def run_bench(args: argparse.Namespace, settings: Settings, claim_out: Callable[[Path], None]) -> int:
+async def run_bench(args: argparse.Namespace, settings: Settings, claim_out: Callable[[Path], None],
+                    searches: dict[str, Settings] | None = None) -> int:
     """Every (problem, method) pair not yet in DIR/results.jsonl. ``settings`` are the run's (from
-    the command line); ``claim_out(DIR)`` records the configuration there or refuses another one's."""
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"unknown planning method {m!r}; choose from {', '.join(METHODS)}")
+    the command line); ``claim_out(DIR)`` records the configuration there or refuses another one's;
+    ``searches``: the ``--methods`` labels that are not this bench's own, parsed by the command line
+    as searches (``SEARCH[:GENERATOR[:EVALUATOR]]``), with their settings."""
+    searches = searches or {}
+    methods = [m for m in (x.strip() for x in args.methods.split(",")) if m in METHODS]
+    methods = list(dict.fromkeys(methods)) + [m for m in searches if m not in methods]
+    if not methods:
+        raise ValueError(f"--methods is empty; choose from {', '.join(METHODS)} or any search")
+    for m in (x.strip() for x in args.methods.split(",")):
+        if m and m not in METHODS and m not in searches and not any(k.startswith(m + ":") for k in searches):
+            raise ValueError(f"unknown planning method {m!r}; choose from {', '.join(METHODS)} or any search")
     asked = getattr(args, "planner", None)
     args.planner = resolve(asked)  # llmp's planner and the optimal lengths'; recorded in config.json
     args.oracle_planner = asked  # the oracle's: the in-process default unless one was named
@@ -206,11 +261,13 @@ async def run_bench(args: argparse.Namespace, settings: Settings, claim_out: Cal
                 done[(r["domain"], r["problem"], r["method"])] = r
     with results.open("a", encoding="utf-8") as fh:
         for _name, folder, i in todo:
-            opt = optimal_length(out, folder, i, args.optimal_seconds, args.planner)
+            if all((folder.name, i, m) in done for m in methods):
+                continue
+            opt, fresh = optimal_run(out, folder, i, args.optimal_seconds, args.planner)
             for m in methods:
                 if (folder.name, i, m) in done:
                     continue
-                row = await pair(args, settings, folder, i, m, opt)
+                row = await pair(args, settings, folder, i, m, opt, searches.get(m), fresh)
                 fh.write(json.dumps(row, default=str) + "\n")
                 fh.flush()
                 done[(folder.name, i, m)] = row

@@ -198,13 +198,21 @@ class PlanningPlugin:
 
         return bench_table(rows)
 
+    @property
+    def bench_methods(self) -> tuple[str, ...]:
+        """The bench's own methods; any other ``--methods`` label is a search."""
+        from tasks.planning.bench import METHODS
+
+        return METHODS
+
     async def run_bench(self, args: argparse.Namespace, settings: Settings,
-                        claim_out: Callable[[Path], None]) -> int:
-        """``tot bench planning``; ``tot bench`` gives the run's ``settings`` and ``claim_out(DIR)``,
-        which records the configuration in DIR or refuses a DIR that holds another one's results."""
+                        claim_out: Callable[[Path], None], searches: dict[str, Settings] | None = None) -> int:
+        """``tot bench planning``; ``tot bench`` gives the run's ``settings``, ``claim_out(DIR)``,
+        which records the configuration in DIR or refuses a DIR that holds another one's results,
+        and ``searches``: the other ``--methods`` labels parsed as searches, with their settings."""
         from tasks.planning.bench import run_bench
 
-        return await run_bench(args, settings, claim_out)
+        return await run_bench(args, settings, claim_out, searches)
 
     def add_verify_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--domain", required=True, help="domain PDDL file")
