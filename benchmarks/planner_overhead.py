@@ -106,12 +106,12 @@ def main() -> None:
               f"differ on {row['differ'] or 'none'}", flush=True)
     print("| domain | n | FD alone solved | bench solved | same plan lengths | FD alone s | bench s | ratio |")
     print("|---|---|---|---|---|---|---|---|")
-    for r in [*rows, {"domain": "all", "n": sum(r["n"] for r in rows),
-                      "fd_solved": sum(r["fd_solved"] for r in rows),
-                      "bench_solved": sum(r["bench_solved"] for r in rows),
-                      "differ": [x for r in rows for x in r["differ"]],
-                      "fd_seconds": round(sum(r["fd_seconds"] for r in rows), 1),
-                      "bench_seconds": round(sum(r["bench_seconds"] for r in rows), 1)}]:
+    total = {"domain": "all", "n": sum(x["n"] for x in rows), "fd_solved": sum(x["fd_solved"] for x in rows),
+             "bench_solved": sum(x["bench_solved"] for x in rows),
+             "differ": [i for x in rows for i in x["differ"]],
+             "fd_seconds": round(sum(x["fd_seconds"] for x in rows), 1),
+             "bench_seconds": round(sum(x["bench_seconds"] for x in rows), 1)}
+    for r in [*rows, total]:
         same = "yes" if not r["differ"] else f"no: {len(r['differ'])} differ"
         ratio = r["bench_seconds"] / r["fd_seconds"] if r["fd_seconds"] else float("nan")
         print(f"| {r['domain']} | {r['n']} | {r['fd_solved']} | {r['bench_solved']} | {same} | "

@@ -61,6 +61,10 @@ class SearchResult:
     # MCTS (solver/mcts.py): node id -> visits when the run ended (visited nodes only); None for
     # searches that count no visits. Not in the ``end`` event: the trace's rounds give them.
     visits: dict[int, int] | None = None
+    # Every distinct accepted answer and whether it is verified, in the order found, when the
+    # search was asked for several (MCTS ``answers`` > 1; the first is ``answer``); None otherwise.
+    answers: list[tuple[str, bool]] | None = None
+    answers_note: str | None = None  # why fewer answers than asked were found, when that is the case
 
     def summary(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -71,6 +75,10 @@ class SearchResult:
             "exhausted": self.exhausted, "error": self.error, **self.usage.summary()}
         if self.limit is not None:  # only when a limit cut something: the older keys stay as they were
             out.update(not_tried=self.not_tried, limit=self.limit)
+        if self.answers is not None:  # only when several were asked for
+            out["answers"] = [{"answer": a, "verified": v} for a, v in self.answers]
+            if self.answers_note is not None:
+                out["answers_note"] = self.answers_note
         return out
 
 
@@ -332,13 +340,17 @@ class Expansion:
 
     def result(self, solution: Node[Any] | None, answer: str | None, stopped_by: str | None,
                error: str | None = None, exhausted: bool = False,
-               visits: dict[int, int] | None = None) -> SearchResult:
-        """The run's result, traced as its ``end`` event."""
+               visits: dict[int, int] | None = None, answers: list[str] | None = None,
+               answers_note: str | None = None) -> SearchResult:
+        """The run's result, traced as its ``end`` event; ``answers``: every accepted answer, when
+        the search was asked for several (each one passed ``accept``)."""
         report = self.reports.get(answer) if answer is not None else None
         # A cut enumeration proves nothing: "no solution exists" only when nothing was cut.
         res = SearchResult(answer, report is not None and report.verified, stopped_by, solution, self.proposed,
                            self.rejected, self.expanded, self.usage, error, solution or self.best, report,
                            exhausted and not self.limits, self.not_tried,
-                           "; ".join(self.limits) if self.limits else None, visits)
+                           "; ".join(self.limits) if self.limits else None, visits,
+                           None if answers is None else [(a, self.reports[a].verified) for a in answers],
+                           answers_note)
         self.trace.emit("end", **res.summary())
         return res

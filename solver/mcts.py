@@ -78,10 +78,15 @@ class _Scale:
 
 async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
                       exploration: float = DEFAULT_EXPLORATION, rollout_depth: int = DEFAULT_ROLLOUT_DEPTH,
-                      depth: int | None = None, seed: int = 0) -> SearchResult:
-    """UCT for ``iterations`` iterations (or until a verified answer, a budget, or a dead root)."""
+                      depth: int | None = None, seed: int = 0, answers: int = 1) -> SearchResult:
+    """UCT for ``iterations`` iterations (or until ``answers`` distinct answers, a budget, or a
+    dead root). With ``answers`` > 1 a found answer's state becomes a terminal that is never
+    selected again, and the search goes on; the result lists every answer found, the first one
+    being the run's answer."""
     if iterations < 1:
         raise ValueError(f"iterations must be at least 1, not {iterations}")
+    if answers < 1:
+        raise ValueError(f"answers must be at least 1, not {answers}")
     if exploration < 0 or not math.isfinite(exploration):
         raise ValueError(f"the exploration constant must be a finite number >= 0, not {exploration}")
     if rollout_depth < 0:
@@ -89,7 +94,8 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
     task, trace, evaluator = run.task, run.trace, run.require_evaluator()
     max_depth = depth or task.max_depth
     run.start("mcts", depth=max_depth, iterations=iterations, exploration=exploration,
-              rollout_depth=rollout_depth, seed=seed, generator=run.generator.name, evaluator=evaluator.name)
+              rollout_depth=rollout_depth, seed=seed, generator=run.generator.name, evaluator=evaluator.name,
+              **({"answers": answers} if answers > 1 else {}))
     exhaustive = bool(getattr(run.generator, "exhaustive", False))
     rng = random.Random(seed)
     scale = _Scale()
@@ -132,12 +138,23 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
                 return
 
     async def expand(node: Node[Any]) -> tuple[list[Node[Any]], tuple[Node[Any], str] | None]:
-        """The node's children (gated, new, within the depth limit, scored) or its answer."""
+        """The node's children (gated, new, within the depth limit, scored) or its answer. Asked
+        for several answers: every new accepted answer among the children is kept (``found``),
+        the first of them returned, and the other children are still the node's children."""
         nonlocal depth_cut
         children = await run.expand(node)
-        hit = run.first_answer(children)
-        if hit is not None:
-            return [], hit
+        if answers == 1:
+            hit = run.first_answer(children)
+            if hit is not None:
+                return [], hit
+        else:
+            hit = None
+            for child in children:
+                if child.solved:
+                    answer = run.accept(child)
+                    if answer is not None and answer not in seen:
+                        seen[answer] = child
+                        hit = hit or (child, answer)
         fresh: list[Node[Any]] = []
         for child in children:
             if child.solved:
@@ -152,7 +169,7 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
         await run.score(fresh)
         for child in fresh:
             scale.add(child.score)
-        return fresh, None
+        return fresh, hit
 
     async def rollout(children: list[Node[Any]]) -> tuple[float, tuple[Node[Any], str] | None]:
         """Up to ``rollout_depth`` random gated steps from a new leaf whose ``children`` are
@@ -183,6 +200,7 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
                    path=[nd.id for nd in path], reward=reward)
 
     found: tuple[Node[Any], str] | None = None
+    seen: dict[str, Node[Any]] = {}  # answers > 1: every accepted answer so far -> its state
     stopped: str | None = None
     try:
         for round_no in range(1, iterations + 1):
@@ -197,9 +215,17 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
             for child in children:
                 stats[child.id] = _Stats()
             stats[leaf.id].children = children
-            if found is not None:
+            if found is not None and answers == 1:
                 backup(path, 1.0, round_no)
                 break
+            if found is not None:  # several asked: the answers' states are terminals, the search goes on
+                found = None
+                backup(path, 1.0, round_no)
+                if len(seen) >= answers:
+                    break
+                if not children:
+                    mark_dead(path)
+                continue
             if not children:
                 backup(path, 0.0, round_no)
                 mark_dead(path)
@@ -208,7 +234,14 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
                 reward, found = await rollout(children)
                 if found is not None:
                     backup(path, reward, round_no)
-                    break
+                    if answers == 1:
+                        break
+                    if found[1] not in seen:
+                        seen[found[1]] = found[0]
+                    found = None
+                    if len(seen) >= answers:
+                        break
+                    continue
             else:
                 reward = max(scale.of(c.score) for c in children)
             backup(path, reward, round_no)
@@ -223,4 +256,15 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
     if found is not None:
         return run.result(found[0], found[1], None, visits=visits)
     proof = stopped is None and stats[root.id].dead and exhaustive and not depth_cut
-    return run.result(None, None, stopped, exhausted=proof, visits=visits)
+    note = None
+    if answers > 1 and len(seen) < answers:
+        note = (f"the {stopped} budget ran out" if stopped is not None
+                else "every state was tried; answers that pass through a state already reached by another "
+                     "path are not listed again" if proof
+                else "every state within reach was tried, but the depth limit or an enumeration limit cut some"
+                if stats[root.id].dead else f"the {iterations} iterations ran out")
+    if seen:  # answers > 1: the first found is the run's answer; stopped_by says a budget cut the rest
+        first, node = next(iter(seen.items()))
+        return run.result(node, first, stopped, visits=visits, answers=list(seen), answers_note=note)
+    return run.result(None, None, stopped, exhausted=proof, visits=visits, answers=[] if answers > 1 else None,
+                      answers_note=note)

@@ -82,7 +82,7 @@ async def _best_first(run: Expansion, o: SearchSettings) -> SearchResult:
 
 async def _mcts(run: Expansion, o: SearchSettings) -> SearchResult:
     return await search_mcts(run, iterations=o.iterations, exploration=o.exploration,
-                             rollout_depth=o.rollout_depth, depth=o.depth, seed=o.seed)
+                             rollout_depth=o.rollout_depth, depth=o.depth, seed=o.seed, answers=o.answers)
 
 
 async def _beam(run: Expansion, o: SearchSettings) -> SearchResult:
@@ -93,7 +93,7 @@ async def _beam(run: Expansion, o: SearchSettings) -> SearchResult:
 # The search settings that belong to one search or another (the rest, depth, generator,
 # evaluator and their sizes, every search takes); ``Search.options`` names those it reads.
 SEARCH_OPTIONS = ("breadth", "early_stop", "prune_below", "max_children", "max_rounds", "iterations",
-                  "exploration", "rollout_depth", "candidates", "mix", "tau", "decay", "beam_runs")
+                  "exploration", "rollout_depth", "answers", "candidates", "mix", "tau", "decay", "beam_runs")
 
 
 # Filled at import with the built-in searches, in the order help texts list them.
@@ -109,8 +109,8 @@ SEARCHES: dict[str, Search] = {s.name: s for s in (
     Search("best-first", _best_first, "one global frontier, best evaluator score first (ties: deeper, then "
                                       "earlier); nothing pruned, complete on finite trees", options=()),
     Search("mcts", _mcts, "Monte Carlo tree search: UCT on evaluator values, verifier rewards; "
-                          "--iterations, --exploration, --rollout-depth", options=("iterations", "exploration",
-                                                                                  "rollout_depth")),
+                          "--iterations, --exploration, --rollout-depth, --answers",
+           options=("iterations", "exploration", "rollout_depth", "answers")),
     Search("beam", _beam, "Xie et al. (2023)'s stochastic beam search: --breadth chains, --beam-candidates each, "
                           "log-likelihood and self-evaluation mixed by --lambda, --tau decaying by --decay; "
                           "--beam-runs fresh runs until a verified answer",

@@ -44,6 +44,7 @@ class SearchSettings:
     iterations: int = 200  # --method mcts: iterations (solver/mcts.py DEFAULT_ITERATIONS)
     exploration: float = 1.0  # --method mcts: UCT's exploration constant c
     rollout_depth: int = 0  # --method mcts: random gated steps per rollout (0: the evaluator's value)
+    answers: int = 1  # --method mcts: distinct accepted answers to find before it stops
     candidates: int = 16  # --method beam: next steps drawn per chain (n); the beam is ``breadth`` (k)
     mix: float = 0.5  # --method beam: lambda, the weight of the generation log-likelihood
     tau: float = 0.5  # --method beam: the sampling temperature

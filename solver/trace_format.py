@@ -125,6 +125,9 @@ FIELDS: dict[str, tuple[str, str]] = {
     "not_tried": (INT, "incomplete, end: legal thoughts an enumeration limit left out (the search was not complete)"),
     "limit": (TEXT, "incomplete, end: the limit that cut the enumeration (end: each one, '; '-joined)"),
     "solvable": (BOOL, "ground truth for tot show: the state can still be solved"),
+    "answers": (ANY, "mcts --answers N, N > 1: search: N; end: every distinct accepted answer in the order "
+                     "found, each {answer, verified}, the first being the run's answer"),
+    "answers_note": (TEXT, "end (mcts --answers N): why fewer than N answers were found"),
 }
 
 
@@ -139,7 +142,7 @@ class EventSpec:
 _END = ("answer", "report", "stopped_by", "proposed", "rejected", "expanded", "exhausted", "error",
         "raw_answers", "invalid_answers", "calls", "backend_calls", "cache_hits", "failed_calls",
         "replayed_tokens", "prompt_tokens", "completion_tokens", "tokens", "steps", "seconds", "cost",
-        "not_tried", "limit", "reasoning_tokens")
+        "not_tried", "limit", "reasoning_tokens", "answers", "answers_note")
 
 # event -> spec. Every event the writers (search, controller, complete search, baselines, the LM
 # client, the log importers) produce; ``t`` is on every recorded event and not listed.
@@ -154,7 +157,7 @@ EVENTS: dict[str, EventSpec] = {
                         ("task", "puzzle", "options", "generator", "evaluator", "breadth", "depth", "prune_below",
                          "defer_below", "decimals",
                          "max_children", "max_rounds", "iterations", "exploration", "rollout_depth", "seed",
-                         "candidates", "mix", "tau", "decay", "beam_runs", "log_likelihood")),
+                         "candidates", "mix", "tau", "decay", "beam_runs", "log_likelihood", "answers")),
     "root": EventSpec("the root state, node 0", ("node", "state"), ()),
     "expand": EventSpec("the generator is asked for the children of a node", ("node",), ("depth", "request")),
     "incomplete": EventSpec("an enumeration limit left legal thoughts of a node untried (never a proof then)",

@@ -319,3 +319,62 @@ def test_bench_runs_the_new_searches_side_by_side(tmp_path: Path, capsys: pytest
         assert not r["verified"] or game24_ok(r["puzzle"], r["answer"])
     assert main(["bench", "game24", "--generated", "--range", "1-2", "--methods", "tot-bfs", "--iterations", "3",
                  "--out", str(tmp_path / "c"), "--no-plots"]) == 2
+
+
+# ---- mcts --answers N --------------------------------------------------------------------------
+
+def _one_step_to_24(puzzle: str) -> int:
+    """Distinct two-number states reachable from ``puzzle`` in two steps that make 24 in one more
+    (sympy): with every state tried, MCTS asked for many answers lists exactly one through each."""
+    nums = [sympy.Integer(int(x)) for x in puzzle.split()]
+
+    def steps(state: tuple[Any, ...]) -> set[tuple[Any, ...]]:
+        out = set()
+        for i, j in itertools.permutations(range(len(state)), 2):
+            a, b = state[i], state[j]
+            rest = [state[k] for k in range(len(state)) if k not in (i, j)]
+            for v in (a + b, a - b, a * b, *((a / b,) if b != 0 else ())):
+                out.add(tuple(sorted([*rest, v])))
+        return out
+
+    pairs = {p for s in steps(tuple(sorted(nums))) for p in steps(s)}
+    return sum(sympy.Integer(24) in {a + b, a - b, b - a, a * b, *((a / b,) if b else ()), *((b / a,) if a else ())}
+               for a, b in pairs)
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(GAME24_PUZZLES, st.sampled_from(["random", "oracle"]), st.integers(2, 4))
+def test_mcts_asked_for_several_answers_lists_distinct_checked_ones_first_as_alone(
+        puzzle: str, evaluator: str, n: int) -> None:
+    def run(answers: int, iterations: int) -> SearchResult:
+        s = Settings(search=RunSearch(method="mcts", generator="enumerate", evaluator=evaluator,
+                                      iterations=iterations, answers=answers))
+        return asyncio.run(solve(Game24(), puzzle, s, None))
+
+    alone = run(1, 20_000)
+    several = run(n, 20_000)
+    listed = [a for a, _ in several.answers or []]
+    assert several.answers is not None and len(listed) == len(set(listed)) <= n
+    assert all(game24_ok(puzzle, a) and v for a, v in several.answers or [])  # sympy's reading, not ours
+    assert several.answer == alone.answer == (listed[0] if listed else None)
+    every = run(10_000, 100_000)  # more than exist: it ends when every state was tried
+    assert len(every.answers or []) == _one_step_to_24(puzzle), every.answers_note
+    assert (every.answers_note or "").startswith("every state was tried") or not game24_solvable(puzzle) \
+        or len(every.answers or []) == 0
+    if len(listed) < n:
+        assert several.answers_note is not None
+
+
+def test_mcts_answers_flag_prints_each_answer_and_why_fewer(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["solve", "game24", "4 9 10 13", "--method", "mcts", "--generator", "enumerate",
+            "--evaluator", "oracle", "--iterations", "5000", "--answers"]
+    assert main([*argv, "50", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["answers"]) == _one_step_to_24("4 9 10 13") < 50
+    assert out["answers"][0]["answer"] == out["answer"] and out["answers_note"].startswith("every state was tried")
+    assert main([*argv, "2"]) == 0
+    text = capsys.readouterr().out
+    assert "answers found: 2\n  1. " in text and "\n  2. " in text
+    assert main([*argv, "0"]) == 2
+    assert main(["solve", "game24", "4 9 10 13", "--method", "best-first", "--answers", "2"]) == 2
+    assert "--answers is not an option of --method best-first" in capsys.readouterr().err

@@ -451,6 +451,16 @@ def check_answers(o: Outcome, answer_ok: AnswerCheck | None = None) -> None:
             accepted.append(e["answer"])
     if r.answer is not None and r.answer not in accepted:
         fail(f"returned {r.answer[:80]!r}, which search never accepted")
+    listed = [a for a, _ in r.answers or []]
+    if r.answers is not None and (len(set(listed)) != len(listed) or (listed[0] if listed else None) != r.answer):
+        fail(f"listed answers {[a[:40] for a in listed]} repeat one, or do not start with the answer")
+    for a, verified in r.answers or []:  # several answers (mcts --answers): each one as the answer is
+        if a not in accepted:
+            fail(f"listed {a[:80]!r}, which search never accepted")
+        if verified != inner.report_answer(puzzle, a).verified:
+            fail(f"listed {a[:80]!r} as verified={verified}; its report says otherwise")
+        if answer_ok is not None and verified and not answer_ok(puzzle, a):
+            fail(f"listed {a[:80]!r} as verified; the reference check refuses it")
 
 
 def check_outcome(o: Outcome, answer_ok: AnswerCheck | None = None) -> None:

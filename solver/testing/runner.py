@@ -105,7 +105,8 @@ async def run_case_async(task: Any, case: Case, *, model: bool = True, render: R
     trace = trace or Trace()
     s = case.settings
     options = RunSearch(method=s.method, breadth=s.breadth, depth=s.depth, generator=s.generator,
-                        evaluator=s.evaluator, k=s.k, n_evaluate=s.n, dfs_children=s.max_children)
+                        evaluator=s.evaluator, k=s.k, n_evaluate=s.n, dfs_children=s.max_children,
+                        answers=s.answers)
     search = get_search(s.method)  # the registered search, as ``tot solve --method`` runs it
     ev = ev if search.uses_evaluator(s.evaluator) else None  # as solver.run.solve: long ranks with the oracle only
     result = await search(Expansion(proxy, case.puzzle, gen, ev, client, trace, usage), options)

@@ -27,7 +27,8 @@ class SearchSettings:
     """One search configuration: ``method`` (any registered search), generator and
     evaluator names (the core's, or the task's own through ``make_generator``/``make_evaluator``),
     the beam ``breadth`` (BFS), a ``depth`` limit (None: the task's), ``max_children`` (DFS), ``k``
-    samples, ``n`` evaluations and how many model requests may run at once (``concurrency``)."""
+    samples, ``n`` evaluations, how many model requests may run at once (``concurrency``) and the
+    distinct answers a search that can go on after one (MCTS) is asked for (``answers``)."""
 
     method: str = "tot-bfs"
     generator: str = "enumerate"
@@ -38,6 +39,7 @@ class SearchSettings:
     k: int = 3
     n: int = 2
     concurrency: int = 1
+    answers: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +86,7 @@ def search_settings(*, methods: Sequence[str] | None = None, generators: Sequenc
     return st.builds(SearchSettings, st.sampled_from(list(methods)), st.sampled_from(list(generators)),
                      st.sampled_from(list(evaluators)), st.integers(1, max_breadth), depth,
                      st.one_of(st.none(), st.integers(1, 3)), st.integers(1, 4), st.integers(1, 3),
-                     st.integers(1, max_concurrency))
+                     st.integers(1, max_concurrency), st.integers(1, 3))
 
 
 def budgets(*, max_calls: int | None = 12, max_tokens: int | None = 400,

@@ -83,6 +83,7 @@ _OWN_FLAGS = {"breadth": ("--breadth", "breadth"), "no_early_stop": ("--no-early
               "prune_below": ("--prune-below", "prune_below"), "max_children": ("--max-children", "max_children"),
               "max_rounds": ("--max-rounds", "max_rounds"), "iterations": ("--iterations", "iterations"),
               "exploration": ("--exploration", "exploration"), "rollout_depth": ("--rollout-depth", "rollout_depth"),
+              "answers": ("--answers", "answers"),
               "beam_candidates": ("--beam-candidates", "candidates"), "mix": ("--lambda", "mix"),
               "tau": ("--tau", "tau"), "decay": ("--decay", "decay"), "beam_runs": ("--beam-runs", "beam_runs")}
 
@@ -124,6 +125,9 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rollout-depth", type=int, default=_D.rollout_depth, action=given,
                    help=f"mcts: random gated steps per rollout; 0 uses the evaluator's value (default "
                         f"{_D.rollout_depth})")
+    g.add_argument("--answers", type=int, default=_D.answers, action=given,
+                   help=f"mcts: distinct answers to find before stopping; the first found is the run's answer, "
+                        f"all are listed (default {_D.answers})")
     g.add_argument("--beam-candidates", dest="beam_candidates", type=int, default=_D.candidates, action=given,
                    help=f"beam: next steps drawn per chain (n) (default {_D.candidates})")
     g.add_argument("--lambda", dest="mix", type=float, default=_D.mix, action=given,
@@ -240,7 +244,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     generators = (*GENERATORS, *getattr(args, "task_generators", ()))  # a plugin's own, via solve_defaults
     if args.generator not in generators:
         raise UsageError(f"unknown generator {args.generator!r}; choose one of {', '.join(generators)}")
-    for name in ("breadth", "k", "n_evaluate", "concurrency", "max_children", "max_rounds", "iterations"):
+    for name in ("breadth", "k", "n_evaluate", "concurrency", "max_children", "max_rounds", "iterations", "answers"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.beam_candidates < 1 or args.beam_runs < 1:
@@ -260,7 +264,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         k=args.k, n_evaluate=args.n_evaluate, prune_below=args.prune_below, early_stop=not args.no_early_stop,
         model_free=tuple(getattr(args, "task_model_free", ())), max_children=args.max_children,
         max_rounds=args.max_rounds, seed=args.seed if args.seed is not None else 0, iterations=args.iterations,
-        exploration=args.exploration, rollout_depth=args.rollout_depth, candidates=args.beam_candidates, mix=args.mix,
+        exploration=args.exploration, rollout_depth=args.rollout_depth, answers=args.answers,
+        candidates=args.beam_candidates, mix=args.mix,
         tau=args.tau, decay=args.decay, beam_runs=args.beam_runs)
     model = ModelSettings(
         temperature=args.temperature, seed=args.seed, chat=args.chat, backend=backend, model=args.model,
@@ -323,6 +328,13 @@ def _fmt(result: dict[str, Any]) -> str:
     report = result.get("report") or result.get("board_report")
     if isinstance(report, dict):  # what was checked, and each result (AnswerReport.lines)
         head += "\n" + "\n".join("  " + ln for ln in AnswerReport.from_json(report).lines())
+    several = result.get("answers")
+    if isinstance(several, list):  # mcts --answers N: every distinct answer found, in order
+        eq = " = 24" if result.get("task") == "game24" else ""
+        why = f" ({result['answers_note']})" if result.get("answers_note") else ""
+        head += f"\nanswers found: {len(several)}{why}" + "".join(
+            f"\n  {i}. {a['answer']}{eq} [{'verified' if a['verified'] else 'NOT verified'}]"
+            for i, a in enumerate(several, 1))
     cost = f", cost ${result['cost']:.4f}" if result.get("cost") is not None else ""
     return (f"{head}\n  calls {result['calls']} (cached {result['cache_hits']}, failed {result['failed_calls']}), "
             f"tokens {result['tokens']} (prompt {result['prompt_tokens']}, "
