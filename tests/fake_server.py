@@ -35,6 +35,14 @@ thinking unless ``ignore_thinking_off``; with ``refuse_thinking_fields`` any req
 ``chat_template_kwargs``, ``reasoning_effort`` or ``thinking_token_budget`` is refused with 400 (as
 OpenAI refuses fields it does not know).
 
+Streams: a completion request with ``stream: true`` is refused (400, recorded but taking no mode
+from the script) unless ``stream``; then it is answered as llama-cpp-python streams a completion:
+a chunk with the generated token and its ``logprobs`` (the same top alternatives as a plain
+answer's), a last chunk with ``finish_reason`` and ``usage: null`` (``stream_usage``: the usage
+there), then ``data: [DONE]``. ``POST /extras/tokenize/count`` (llama-cpp-python's tokenizer
+route) answers ``{"count": 3}``, the prompt tokens a plain answer reports, where ``tokenize``
+(else 404); it takes no mode from the script either.
+
 ``GET /props`` answers ``{"total_slots": slots}`` as llama.cpp's own server (llama-server) does,
 unless ``slots`` is None (404, as llama-cpp-python's server); ``serial`` makes the server answer
 one request at a time (as llama-cpp-python's server does), the others waiting their turn.
@@ -87,6 +95,10 @@ class Script:
     echo_delay: float = 0.0  # extra seconds an echo request takes (llama.cpp's echo is slow)
     grammar: bool = False  # True: honour llama.cpp's ``grammar`` field (answer "zebra zebra" to the probe's)
     grammar_delay: float = 0.0  # extra seconds a request under a grammar takes
+    stream: bool = False  # True: answer streamed completions (else 400)
+    stream_usage: bool = False  # True: the last chunk of a stream carries the usage
+    tokenize: bool = True  # False: no /extras/tokenize/count route (404)
+    stream_shift: float = 0.0  # added to every streamed log-probability (a server whose streams disagree)
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -170,6 +182,9 @@ class FakeOpenAIServer:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = None
+                if self.path.rstrip("/").endswith("/extras/tokenize/count") or (body or {}).get("stream"):
+                    self._side_route(body or {})  # no mode from the script: the scripted answers stay as they were
+                    return
                 mode = server._next_mode()
                 with server._lock:
                     headers = {k.lower(): v for k, v in self.headers.items()}
@@ -185,6 +200,41 @@ class FakeOpenAIServer:
                 finally:
                     with server._lock:
                         server.busy -= 1
+
+            def _side_route(self, body: dict[str, Any]) -> None:
+                s = server.script
+                with server._lock:
+                    server.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()},
+                                                    body, "side"))
+                if self.path.rstrip("/").endswith("/extras/tokenize/count"):
+                    if s.tokenize:
+                        self._send(200, json.dumps({"count": 3}).encode())
+                    else:
+                        self._send(404, json.dumps({"detail": "Not Found"}).encode())
+                    return
+                if not s.stream or self.path.endswith("/chat/completions"):
+                    err = {"error": {"message": "stream is not supported", "type": "invalid_request_error",
+                                     "param": "stream", "code": None}}
+                    self._send(400, json.dumps(err).encode())
+                    return
+                prompt = str(body.get("prompt") or "")
+                lp = _logprobs(prompt, False, int(body["logprobs"])) if body.get("logprobs") is not None else None
+                if lp is not None:
+                    lp = {k: v[:1] for k, v in lp.items()}
+                    lp["top_logprobs"] = [{t: v + s.stream_shift for t, v in lp["top_logprobs"][0].items()}]
+                first = {"text": "4", "index": 0, "finish_reason": None, "logprobs": lp}
+                last = {"text": "", "index": 0, "finish_reason": "length", "logprobs": None}
+                usage = {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4} if s.stream_usage else None
+                chunks = [{"id": "cmpl-fake", "object": "text_completion", "created": 0,
+                           "model": body.get("model", "fake"), "choices": [c], "usage": u}
+                          for c, u in ((first, None), (last, usage))]
+                payload = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                self.wfile.flush()
 
             def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)

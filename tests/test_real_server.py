@@ -126,11 +126,13 @@ def test_models_reports_what_llama_cpp_supports(server: str, capsys: Any) -> Non
     costs, grammar_cost = caps.pop("costs"), caps.pop("grammar_cost")
     # llama-cpp-python 0.3: chat with a template, no n (one choice per request), echo, top logprobs, seeds,
     # grammars, and one request at a time (measured: it holds a lock around the model).
-    assert caps == {"chat": True, "n": False, "echo": True, "top_logprobs": 20, "seed": True, "grammar": "grammar",
-                    "parallel": 1}
+    # Its streams list the same top log-probabilities and no usage; its tokenizer route counts the prompt.
+    assert caps == {"chat": True, "n": False, "echo": True, "top_logprobs": 20,
+                    "stream_logprobs": "/extras/tokenize/count", "seed": True, "grammar": "grammar", "parallel": 1}
     # Echo builds log-probabilities over the whole 262,144-token vocabulary for each prompt token: loosely,
     # at least twice one top-logprobs request (measured about 20x on 2 shared cores; see docs/servers.md).
     assert costs["top-logprobs"] > 0 and (costs["echo"] is None or costs["echo"] > 2 * costs["top-logprobs"])
+    assert costs["top-logprobs-stream"] > 0
     assert info["scoring"] == {"labels": "top-logprobs", "texts": "echo"}
     assert set(grammar_cost) == {"plain", "grammar"} and all(v > 0 for v in grammar_cost.values())
 
@@ -161,23 +163,26 @@ def test_echo_and_top_logprobs_scoring_agree(server: str) -> None:
     # is one listed token they must give the same number, up to the server's arithmetic: it computes
     # the echoed logits in a batch with the prompt (measured: -0.2017 vs -0.1943 for " "); an offset
     # or a token counted wrongly would be off by whole units.
-    async def go() -> tuple[list[float], list[float], str]:
+    async def go() -> tuple[list[float], list[float], str, float, int, int]:
         echo = OpenAIBackend(MODEL, server, scoring="echo", notify=None)
         top = OpenAIBackend(MODEL, server, scoring="top-logprobs", notify=None)
         try:
             prompt = "Count: 1 2 3"
             resp = await top.request("t", top._client.completions.create, model=MODEL, prompt=prompt,
                                      max_tokens=1, logprobs=5, temperature=0.0)
-            best = max(resp.choices[0].logprobs.top_logprobs[0].items(), key=lambda kv: kv[1])[0]
+            best, plain = max(resp.choices[0].logprobs.top_logprobs[0].items(), key=lambda kv: kv[1])
             a, _ = await echo.score(prompt, [best])
-            b, _ = await top.score(prompt, [best])
-            return a, b, best
+            b, tokens = await top.score(prompt, [best])  # streamed here (the probe found it so)
+            return a, b, best, plain, tokens, resp.usage.prompt_tokens
         finally:
             await echo.close()
             await top.close()
 
-    by_echo, by_top, token = asyncio.run(go())
+    by_echo, by_top, token, plain, tokens, want = asyncio.run(go())
     assert token and by_echo[0] == pytest.approx(by_top[0], abs=0.05), token
+    # Streamed, the same number as the plain answer's (up to the same arithmetic), and the prompt's
+    # tokens as the plain answer counts them.
+    assert by_top[0] == pytest.approx(plain, abs=0.05) and tokens == want
 
 
 def test_solve_through_base_url_and_replay_without_the_server(server: str, tmp_path: Path, capsys: Any) -> None:

@@ -102,8 +102,8 @@ def test_models_command_reports_the_fakes_capabilities(capsys: Any) -> None:
     assert info["models"] == ["fake-model"] and info["model"] == "fake-model"
     caps = info["capabilities"]
     costs = caps.pop("costs")
-    assert caps == {"chat": True, "n": True, "echo": True, "top_logprobs": 5, "seed": True, "grammar": False,
-                    "parallel": 2, "grammar_cost": {}}
+    assert caps == {"chat": True, "n": True, "echo": True, "top_logprobs": 5, "stream_logprobs": False,
+                    "seed": True, "grammar": False, "parallel": 2, "grammar_cost": {}}
     assert info["grammar"] == "off (the server takes no grammar)"
     assert set(costs) == {"echo", "top-logprobs"} and all(v > 0 for v in costs.values())
     # Labels: the cheaper by measurement (the fake answers both in about the same time: one top-logprobs
@@ -164,6 +164,42 @@ def test_without_echo_labels_are_scored_from_top_logprobs() -> None:
     # not listed and gets the smallest listed value, an upper bound.
     assert scores == [-1.5, -2.0, -3.0, -4.0]
     assert any("scoring by top-logprobs" in n and "no echo" in n for n in notes)
+
+
+@pytest.mark.parametrize(("script", "how"), [
+    ({"stream": True}, "/extras/tokenize/count"),  # llama-cpp-python: no usage in streams, a tokenizer route
+    ({"stream": True, "stream_usage": True, "tokenize": False}, "usage"),  # the stream's own usage
+    ({"stream": True, "tokenize": False}, False),  # no way to count the prompt's tokens: not streamed
+    ({"stream": True, "stream_shift": 0.5}, False),  # streamed values differ from the plain answer's
+    ({}, False),  # streams refused
+])
+def test_labels_are_scored_from_streamed_top_logprobs_where_they_match_and_tokens_are_counted(
+        script: dict[str, Any], how: str | bool) -> None:
+    async def go(url: str) -> tuple[list[float], int, Any]:
+        backend, _ = _backend(url)
+        try:
+            scores, tokens = await backend.score("Is it 24? Answer:", [" sure", " likely", " impossible", " no"])
+            caps = await backend.capabilities(("stream_logprobs",))
+            return scores, tokens, caps.stream_logprobs
+        finally:
+            await backend.close()
+
+    with FakeOpenAIServer(["ok"], echo=False, **script) as srv:
+        scores, tokens, found = asyncio.run(go(srv.url))
+        scored = [r for r in srv.requests if (r.body or {}).get("prompt") == "Is it 24? Answer:"]
+    assert found == how
+    # The same scores either way (the fake lists " sure" -1.5, " likely" -2.0, " impossible" -3.0,
+    # "6" -4.0), and the prompt's 3 tokens counted (by the stream's usage or the tokenizer route).
+    assert scores == [-1.5, -2.0, -3.0, -4.0] and tokens == 3
+    assert len(scored) == 1 and bool((scored[0].body or {}).get("stream")) == bool(how)
+
+
+def test_models_command_reports_the_streamed_cost(capsys: Any) -> None:
+    with FakeOpenAIServer(["ok"], echo=False, stream=True) as srv:
+        assert main(["models", "--base-url", srv.url, "--json"]) == 0
+    caps = json.loads(capsys.readouterr().out)["capabilities"]
+    assert caps["stream_logprobs"] == "/extras/tokenize/count"
+    assert set(caps["costs"]) == {"top-logprobs", "top-logprobs-stream"} and all(v > 0 for v in caps["costs"].values())
 
 
 def test_a_server_that_cannot_score_says_which_capability_is_missing() -> None:

@@ -10,16 +10,22 @@ server's abilities, not a run's state.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 from solver.lm.base import LMError, ServerUnavailable
 
-__all__ = ["Capabilities", "FEATURES", "GRAMMAR_SLOW", "GRAMMAR_WAYS", "PROBE_PROMPT", "TOP_K", "forget",
-           "grammar_body", "probe"]
+__all__ = ["Capabilities", "FEATURES", "GRAMMAR_SLOW", "GRAMMAR_WAYS", "PROBE_PROMPT", "STREAM_TOKENS", "TOP_K",
+           "forget", "grammar_body", "probe", "stream_top"]
 
-FEATURES = ("chat", "n", "echo", "top_logprobs", "seed", "grammar", "parallel", "costs", "grammar_cost")
+FEATURES = ("chat", "n", "echo", "top_logprobs", "stream_logprobs", "seed", "grammar", "parallel", "costs",
+            "grammar_cost")
+# Where a streamed answer's prompt tokens are counted: the stream's own ``usage`` (OpenAI, vLLM
+# with ``stream_options``), or llama-cpp-python's tokenizer route beside /v1 (its streams carry no
+# usage). A server with neither gets no streamed scoring: budgets count every prompt token.
+STREAM_TOKENS = ("usage", "/extras/tokenize/count")
 PROBE_PROMPT = "Count: 1 2 3 4"
 # Scoring costs are measured on a short prompt (about twenty tokens): a server whose echo works per
 # prompt token (llama.cpp's builds log-probabilities over the whole vocabulary for each) shows it
@@ -68,6 +74,7 @@ class Capabilities:
     seed: bool | None = None
     grammar: str | bool | None = None
     parallel: int | None = None
+    stream_logprobs: str | bool | None = None
     costs: dict[str, float | None] | None = None
     grammar_cost: dict[str, float] | None = None
     parallel_how: str = ""
@@ -82,6 +89,8 @@ class Capabilities:
             "n": "several samples per request (n > 1); otherwise one request per sample",
             "echo": "prompt log-probabilities (echo): exact scoring of any continuation",
             "top_logprobs": "top log-probabilities of generated tokens",
+            "stream_logprobs": "the same top log-probabilities in a streamed answer (llama-cpp-python computes "
+                               "them for one token there, for every prompt token otherwise)",
             "seed": "seeds (same seed, same sample)",
             "grammar": "constrained decoding to a grammar of legal thoughts (GBNF)",
             "parallel": "requests served at once (1: one at a time, so tot sends one at a time)",
@@ -97,6 +106,8 @@ class Capabilities:
                 mark = f"yes (top {value})" if value else "no"
             elif name == "grammar":
                 mark = f"yes ({value})" if value else "no"
+            elif name == "stream_logprobs":
+                mark = f"yes (tokens: {value})" if value else "no"
             elif name == "parallel":
                 mark = ("one at a time" if value == 1 else "several") + (f" ({self.parallel_how})"
                                                                         if self.parallel_how else "")
@@ -191,6 +202,82 @@ async def _top_logprobs(b: _Prober) -> int:
     return 0
 
 
+async def stream_top(b: _Prober, timeout: float | None = None, *, prompt: str, k: int,
+                     count: str | bool | None = "usage") -> tuple[dict[str, float] | None, int | None]:
+    """One streamed request for the top ``k`` log-probabilities of the next token: (the
+    alternatives, or None; the prompt's tokens: from the stream's usage, or counted by the
+    server's tokenizer route when ``count`` names it; None where neither said). The whole answer
+    is read here, so a caller's wait bounds it all."""
+    extra: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
+    stream = await b._client.completions.create(model=b.model, prompt=prompt, max_tokens=1, logprobs=k,
+                                                temperature=0.0, stream=True, **extra)
+    top: dict[str, float] | None = None
+    tokens: int | None = None
+    try:
+        async for chunk in stream:
+            for choice in getattr(chunk, "choices", None) or []:
+                tops = getattr(getattr(choice, "logprobs", None), "top_logprobs", None)
+                if top is None and isinstance(tops, list) and tops and isinstance(tops[0], dict) and tops[0]:
+                    top = {str(t): float(v) for t, v in tops[0].items() if isinstance(v, (int, float)) and t}
+            used = getattr(getattr(chunk, "usage", None), "prompt_tokens", None)
+            if isinstance(used, int) and not isinstance(used, bool) and used >= 0:
+                tokens = used
+    finally:
+        await stream.close()
+    if tokens is None and isinstance(count, str) and count != "usage":
+        tokens = await _tokenizer_count(b, count, prompt, timeout)
+    return top, tokens
+
+
+async def _tokenizer_count(b: _Prober, route: str, text: str, timeout: float | None) -> int | None:
+    """The prompt's tokens by the server's tokenizer route beside /v1 (None: no such route)."""
+    root = b.base_url[: -len("/v1")] if b.base_url.endswith("/v1") else b.base_url
+    got = await b._client.post(root + route, cast_to=object, body={"input": text, "model": b.model},
+                               options={"timeout": timeout or 30.0, "max_retries": 0})
+    n = got.get("count") if isinstance(got, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
+
+def _same_top(a: dict[str, float], b: dict[str, float]) -> bool:
+    """The same five most likely alternatives with the same log-probabilities, up to the server's
+    arithmetic (llama.cpp's differ by about 0.01 between a prompt read in one batch and one found
+    in its cache: -0.2017 vs -0.1943 measured); a wrong position or token is off by whole units."""
+    best = sorted(a, key=lambda t: -a[t])[:5]
+    return bool(best) and all(t in b and abs(a[t] - b[t]) <= 0.05 for t in best)
+
+
+async def _stream_logprobs(b: _Prober) -> str | bool:
+    """Whether a streamed answer lists the same top log-probabilities as a plain one (on
+    PROBE_PROMPT), and where its prompt tokens are counted (one of STREAM_TOKENS; False: no
+    streamed scoring)."""
+    caps = await probe(b, ("top_logprobs",))
+    if not caps.top_logprobs:
+        return False
+    # The streamed request first: a server that refuses streams, or streams no log-probabilities,
+    # costs one request.
+    streamed, tokens = await b.request("probe stream_logprobs", functools.partial(stream_top, b),
+                                       prompt=PROBE_PROMPT, k=caps.top_logprobs, count=None)
+    if streamed is None:
+        return False
+    resp = await b.request("probe stream_logprobs", b._client.completions.create, model=b.model,
+                           prompt=PROBE_PROMPT, max_tokens=1, logprobs=caps.top_logprobs, temperature=0.0)
+    plain = resp.choices[0].logprobs.top_logprobs[0]
+    if not isinstance(plain, dict) or not plain:
+        return False
+    if not _same_top({str(t): float(v) for t, v in plain.items()}, streamed):
+        return False
+    want = getattr(getattr(resp, "usage", None), "prompt_tokens", None)
+    if tokens is not None:
+        return "usage" if tokens == want else False
+    try:
+        counted = await _tokenizer_count(b, STREAM_TOKENS[1], PROBE_PROMPT, 10.0)
+    except ServerUnavailable:
+        raise
+    except Exception:  # noqa: BLE001 - no tokenizer route (404) or another answer: no streamed scoring
+        return False
+    return STREAM_TOKENS[1] if counted is not None and counted == want else False
+
+
 async def _seed(b: _Prober) -> bool:
     texts = []
     for _ in range(2):
@@ -262,6 +349,12 @@ async def _costs(b: _Prober) -> dict[str, float | None]:
     if caps.top_logprobs:
         out["top-logprobs"], _ = await _timed(b, prompt="A. " + COST_PROMPT, max_tokens=1,
                                               logprobs=caps.top_logprobs)
+        how = (await probe(b, ("stream_logprobs",))).stream_logprobs
+        if how:  # the same request streamed, its prompt tokens counted as a run counts them
+            t0 = time.perf_counter()
+            await b.request("probe cost", functools.partial(stream_top, b), prompt="C. " + COST_PROMPT,
+                            k=caps.top_logprobs, count=how)
+            out["top-logprobs-stream"] = time.perf_counter() - t0
     if known.get("echo", True):
         top = out.get("top-logprobs")
         bound = None if top is None else max(ECHO_FLOOR, ECHO_BOUND * top)
@@ -342,6 +435,7 @@ ECHO_FLOOR = 2.0
 GRAMMAR_SLOW = 4.0
 
 
-_PROBES: dict[str, Any] = {"chat": _chat, "n": _n, "echo": _echo, "top_logprobs": _top_logprobs, "seed": _seed,
+_PROBES: dict[str, Any] = {"chat": _chat, "n": _n, "echo": _echo, "top_logprobs": _top_logprobs,
+                           "stream_logprobs": _stream_logprobs, "seed": _seed,
                            "grammar": _grammar, "parallel": _parallel, "costs": _costs,
                            "grammar_cost": _grammar_cost}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import math
 import os
@@ -10,7 +11,7 @@ import sys
 from typing import Any, Awaitable, Callable, Sequence
 
 from solver.lm.base import Completion, EndpointDown, GenParams, LMError, ServerTooSlow, ServerUnavailable
-from solver.lm.capabilities import FEATURES, GRAMMAR_SLOW, GRAMMAR_WAYS, TOP_K, Capabilities, probe
+from solver.lm.capabilities import FEATURES, GRAMMAR_SLOW, GRAMMAR_WAYS, TOP_K, Capabilities, probe, stream_top
 from solver.lm.thinking import Thinking, parse_thinking, split_thinking
 
 Notify = Callable[[str], None]
@@ -430,14 +431,23 @@ class OpenAIBackend:
         log-probability of the longest listed token it starts with (exact for a label that is one
         token and among the k); one that starts with none gets the k-th log-probability, an upper
         bound of its true value."""
-        caps = await self.capabilities(("top_logprobs",))
+        caps = await self.capabilities(("top_logprobs", "stream_logprobs"))
         k = caps.top_logprobs or TOP_K
         try:
-            resp = await self.request("score", self._client.completions.create, model=self.model, prompt=prompt,
-                                      max_tokens=1, logprobs=k, temperature=0.0)
-            lp = resp.choices[0].logprobs if resp.choices else None
-            tops = getattr(lp, "top_logprobs", None)
-            top = tops[0] if isinstance(tops, list) and tops else None
+            if caps.stream_logprobs:  # the same alternatives, streamed: cheaper where the probe found it so
+                top, tokens = await self.request("score", functools.partial(stream_top, self), prompt=prompt, k=k,
+                                                 count=caps.stream_logprobs)
+                if tokens is None:
+                    raise LMError(f"the server at {self.base_url} did not count the prompt's tokens of a streamed "
+                                  "answer; use --scoring echo or another evaluator")
+                resp = None
+            else:
+                resp = await self.request("score", self._client.completions.create, model=self.model,
+                                          prompt=prompt, max_tokens=1, logprobs=k, temperature=0.0)
+                lp = resp.choices[0].logprobs if resp.choices else None
+                tops = getattr(lp, "top_logprobs", None)
+                top = tops[0] if isinstance(tops, list) and tops else None
+                tokens = _count(getattr(getattr(resp, "usage", None), "prompt_tokens", 0))
             if not isinstance(top, dict) or not top:
                 raise LMError(f"the server at {self.base_url} returned no top log-probabilities "
                               "(capability: top_logprobs)")
@@ -449,8 +459,7 @@ class OpenAIBackend:
         for cont in continuations:
             match = [t for t in alts if cont.startswith(t)]
             scores.append(alts[max(match, key=len)] if match else floor)
-        return [s if math.isfinite(s) else -1e9 for s in scores], _count(
-            getattr(getattr(resp, "usage", None), "prompt_tokens", 0))
+        return [s if math.isfinite(s) else -1e9 for s in scores], tokens
 
     async def models(self) -> list[str]:
         resp = await self.request("models", self._client.models.list)
@@ -512,8 +521,12 @@ def choose_scoring(caps: Capabilities, n: int, labels: bool) -> tuple[str | None
     costs = caps.costs or {}
     echo = costs.get("echo") if caps.echo else None
     top = costs.get("top-logprobs") if caps.top_logprobs else None
+    streamed = costs.get("top-logprobs-stream") if caps.top_logprobs and caps.stream_logprobs else None
     over = costs.get("echo_over")
-    measured = ", ".join(f"{k} {v:.3g} s" for k, v in (("echo", echo), ("top-logprobs", top)) if v is not None)
+    measured = ", ".join(f"{k} {v:.3g} s" for k, v in (("echo", echo), ("top-logprobs", top),
+                                                       ("top-logprobs streamed", streamed)) if v is not None)
+    if streamed is not None and top is not None:  # the top log-probabilities go streamed (see _score_top)
+        top = streamed
     if over is not None:
         measured += (", " if measured else "") + f"echo over {over:.3g} s (probe abandoned)"
     if labels and caps.top_logprobs:
