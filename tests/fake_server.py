@@ -99,6 +99,8 @@ class Script:
     stream_usage: bool = False  # True: the last chunk of a stream carries the usage
     tokenize: bool = True  # False: no /extras/tokenize/count route (404)
     stream_shift: float = 0.0  # added to every streamed log-probability (a server whose streams disagree)
+    logprobs_delay: float = 0.0  # extra seconds a plain (not streamed) answer with logprobs takes, as
+    # llama-cpp-python's, which takes the log-softmax of every prompt row there and of one row in a stream
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -305,6 +307,8 @@ class FakeOpenAIServer:
                     return
                 if body.get("echo") and s.echo_delay:
                     server._stop.wait(s.echo_delay)
+                if body.get("logprobs") is not None and s.logprobs_delay:
+                    server._stop.wait(s.logprobs_delay)
                 if body.get("grammar") and s.grammar and s.grammar_delay:
                     server._stop.wait(s.grammar_delay)
                 n = int(body.get("n") or 1) if mode == "ok" else 1

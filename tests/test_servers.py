@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import sys
 import time
@@ -166,11 +167,15 @@ def test_without_echo_labels_are_scored_from_top_logprobs() -> None:
     assert any("scoring by top-logprobs" in n and "no echo" in n for n in notes)
 
 
+SLOW_PLAIN = {"stream": True, "logprobs_delay": 0.2}  # a plain answer costs more than a streamed one
+
+
 @pytest.mark.parametrize(("script", "how"), [
-    ({"stream": True}, "/extras/tokenize/count"),  # llama-cpp-python: no usage in streams, a tokenizer route
-    ({"stream": True, "stream_usage": True, "tokenize": False}, "usage"),  # the stream's own usage
-    ({"stream": True, "tokenize": False}, False),  # no way to count the prompt's tokens: not streamed
-    ({"stream": True, "stream_shift": 0.5}, False),  # streamed values differ from the plain answer's
+    (SLOW_PLAIN, "/extras/tokenize/count"),  # llama-cpp-python: no usage in streams, a tokenizer route
+    ({**SLOW_PLAIN, "stream_usage": True, "tokenize": False}, "usage"),  # the stream's own usage
+    ({**SLOW_PLAIN, "tokenize": False}, False),  # no way to count the prompt's tokens: not streamed
+    ({**SLOW_PLAIN, "stream_shift": 0.5}, False),  # streamed values differ from the plain answer's
+    ({"stream": True}, False),  # streamed, plus the tokenizer's request, is not cheaper here
     ({}, False),  # streams refused
 ])
 def test_labels_are_scored_from_streamed_top_logprobs_where_they_match_and_tokens_are_counted(
@@ -194,12 +199,16 @@ def test_labels_are_scored_from_streamed_top_logprobs_where_they_match_and_token
     assert len(scored) == 1 and bool((scored[0].body or {}).get("stream")) == bool(how)
 
 
-def test_models_command_reports_the_streamed_cost(capsys: Any) -> None:
+def test_models_command_says_whether_scores_go_streamed_and_why(capsys: Any) -> None:
+    with FakeOpenAIServer(["ok"], echo=False, **SLOW_PLAIN) as srv:
+        assert main(["models", "--base-url", srv.url]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"stream_logprobs yes \(tokens: /extras/tokenize/count\) \([\d.]+ s streamed vs [\d.]+ s plain\)",
+                     out), out
     with FakeOpenAIServer(["ok"], echo=False, stream=True) as srv:
-        assert main(["models", "--base-url", srv.url, "--json"]) == 0
-    caps = json.loads(capsys.readouterr().out)["capabilities"]
-    assert caps["stream_logprobs"] == "/extras/tokenize/count"
-    assert set(caps["costs"]) == {"top-logprobs", "top-logprobs-stream"} and all(v > 0 for v in caps["costs"].values())
+        assert main(["models", "--base-url", srv.url]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"stream_logprobs no \(not cheaper: [\d.]+ s streamed vs [\d.]+ s plain\)", out), out
 
 
 def test_a_server_that_cannot_score_says_which_capability_is_missing() -> None:

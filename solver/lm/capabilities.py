@@ -78,6 +78,7 @@ class Capabilities:
     costs: dict[str, float | None] | None = None
     grammar_cost: dict[str, float] | None = None
     parallel_how: str = ""
+    stream_logprobs_how: str = ""
 
     def body(self, grammar: str) -> dict[str, object]:
         """The request-body fields that carry ``grammar`` to this server ({} where it has none)."""
@@ -107,7 +108,8 @@ class Capabilities:
             elif name == "grammar":
                 mark = f"yes ({value})" if value else "no"
             elif name == "stream_logprobs":
-                mark = f"yes (tokens: {value})" if value else "no"
+                mark = (f"yes (tokens: {value})" if value else "no") + (f" ({self.stream_logprobs_how})"
+                                                                       if self.stream_logprobs_how else "")
             elif name == "parallel":
                 mark = ("one at a time" if value == 1 else "several") + (f" ({self.parallel_how})"
                                                                         if self.parallel_how else "")
@@ -144,15 +146,15 @@ async def probe(backend: _Prober, features: Sequence[str] = FEATURES) -> Capabil
             continue
         try:
             got = await _PROBES[name](backend)
-            if name == "parallel":
-                known["parallel_how"] = got[1]
+            if name in ("parallel", "stream_logprobs"):
+                known[f"{name}_how"] = got[1]
                 got = got[0]
             known[name] = got
         except ServerUnavailable:
             raise
         except (LMError, ValueError, TypeError, AttributeError, KeyError, IndexError):
             known[name] = {"top_logprobs": 0, "parallel": 2, "costs": {}, "grammar_cost": {}}.get(name, False)
-    fields = {k: v for k, v in known.items() if k in FEATURES or k == "parallel_how"}
+    fields = {k: v for k, v in known.items() if k in FEATURES or k in ("parallel_how", "stream_logprobs_how")}
     return Capabilities(**fields)  # type: ignore[arg-type]
 
 
@@ -246,36 +248,48 @@ def _same_top(a: dict[str, float], b: dict[str, float]) -> bool:
     return bool(best) and all(t in b and abs(a[t] - b[t]) <= 0.05 for t in best)
 
 
-async def _stream_logprobs(b: _Prober) -> str | bool:
-    """Whether a streamed answer lists the same top log-probabilities as a plain one (on
-    PROBE_PROMPT), and where its prompt tokens are counted (one of STREAM_TOKENS; False: no
-    streamed scoring)."""
+async def _stream_logprobs(b: _Prober) -> tuple[str | bool, str]:
+    """Whether scoring by top log-probabilities goes streamed here: (where a stream's prompt tokens
+    are counted, one of STREAM_TOKENS, or False; how that was found). Streamed only where the
+    stream lists the same alternatives as a plain answer, its prompt tokens can be counted, and a
+    streamed request (with its count) took less time than a plain one, each on a prompt of its
+    own (COST_PROMPT, as the costs probe)."""
     caps = await probe(b, ("top_logprobs",))
     if not caps.top_logprobs:
-        return False
+        return False, ""
+    k = caps.top_logprobs
     # The streamed request first: a server that refuses streams, or streams no log-probabilities,
     # costs one request.
+    t0 = time.perf_counter()
     streamed, tokens = await b.request("probe stream_logprobs", functools.partial(stream_top, b),
-                                       prompt=PROBE_PROMPT, k=caps.top_logprobs, count=None)
+                                       prompt="S. " + COST_PROMPT, k=k, count=None)
     if streamed is None:
-        return False
+        return False, "no log-probabilities in streams"
+    how: str | bool = "usage" if tokens is not None else False
+    if tokens is None:
+        try:
+            tokens = await _tokenizer_count(b, STREAM_TOKENS[1], "S. " + COST_PROMPT, 10.0)
+        except ServerUnavailable:
+            raise
+        except Exception:  # noqa: BLE001 - no tokenizer route (404) or another answer: no streamed scoring
+            tokens = None
+        how = STREAM_TOKENS[1] if tokens is not None else False
+    took = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    await b.request("probe stream_logprobs", b._client.completions.create, model=b.model,
+                    prompt="P. " + COST_PROMPT, max_tokens=1, logprobs=k, temperature=0.0)
+    plain_took = time.perf_counter() - t0
+    # The plain answer on the streamed request's own prompt: the same alternatives, the same count.
     resp = await b.request("probe stream_logprobs", b._client.completions.create, model=b.model,
-                           prompt=PROBE_PROMPT, max_tokens=1, logprobs=caps.top_logprobs, temperature=0.0)
+                           prompt="S. " + COST_PROMPT, max_tokens=1, logprobs=k, temperature=0.0)
     plain = resp.choices[0].logprobs.top_logprobs[0]
-    if not isinstance(plain, dict) or not plain:
-        return False
-    if not _same_top({str(t): float(v) for t, v in plain.items()}, streamed):
-        return False
-    want = getattr(getattr(resp, "usage", None), "prompt_tokens", None)
-    if tokens is not None:
-        return "usage" if tokens == want else False
-    try:
-        counted = await _tokenizer_count(b, STREAM_TOKENS[1], PROBE_PROMPT, 10.0)
-    except ServerUnavailable:
-        raise
-    except Exception:  # noqa: BLE001 - no tokenizer route (404) or another answer: no streamed scoring
-        return False
-    return STREAM_TOKENS[1] if counted is not None and counted == want else False
+    if not isinstance(plain, dict) or not plain or not _same_top({str(t): float(v) for t, v in plain.items()},
+                                                                 streamed):
+        return False, "streams list other log-probabilities"
+    if not how or tokens != getattr(getattr(resp, "usage", None), "prompt_tokens", None):
+        return False, "a stream's prompt tokens cannot be counted"
+    timing = f"{took:.3g} s streamed vs {plain_took:.3g} s plain"
+    return (how, timing) if took < plain_took else (False, f"not cheaper: {timing}")
 
 
 async def _seed(b: _Prober) -> bool:
@@ -349,12 +363,7 @@ async def _costs(b: _Prober) -> dict[str, float | None]:
     if caps.top_logprobs:
         out["top-logprobs"], _ = await _timed(b, prompt="A. " + COST_PROMPT, max_tokens=1,
                                               logprobs=caps.top_logprobs)
-        how = (await probe(b, ("stream_logprobs",))).stream_logprobs
-        if how:  # the same request streamed, its prompt tokens counted as a run counts them
-            t0 = time.perf_counter()
-            await b.request("probe cost", functools.partial(stream_top, b), prompt="C. " + COST_PROMPT,
-                            k=caps.top_logprobs, count=how)
-            out["top-logprobs-stream"] = time.perf_counter() - t0
+
     if known.get("echo", True):
         top = out.get("top-logprobs")
         bound = None if top is None else max(ECHO_FLOOR, ECHO_BOUND * top)

@@ -521,12 +521,8 @@ def choose_scoring(caps: Capabilities, n: int, labels: bool) -> tuple[str | None
     costs = caps.costs or {}
     echo = costs.get("echo") if caps.echo else None
     top = costs.get("top-logprobs") if caps.top_logprobs else None
-    streamed = costs.get("top-logprobs-stream") if caps.top_logprobs and caps.stream_logprobs else None
     over = costs.get("echo_over")
-    measured = ", ".join(f"{k} {v:.3g} s" for k, v in (("echo", echo), ("top-logprobs", top),
-                                                       ("top-logprobs streamed", streamed)) if v is not None)
-    if streamed is not None and top is not None:  # the top log-probabilities go streamed (see _score_top)
-        top = streamed
+    measured = ", ".join(f"{k} {v:.3g} s" for k, v in (("echo", echo), ("top-logprobs", top)) if v is not None)
     if over is not None:
         measured += (", " if measured else "") + f"echo over {over:.3g} s (probe abandoned)"
     if labels and caps.top_logprobs:
