@@ -394,6 +394,10 @@ class OpenAIBackend:
         said = "labels" if labels else "texts"
         if said not in self._said_scoring:
             self._said_scoring.add(said)
+            if method == "top-logprobs":  # and whether those requests go streamed (_score_top), measured
+                streamed = await self.capabilities(("stream_logprobs",))
+                if streamed.stream_logprobs:
+                    why += f"; streamed: {streamed.stream_logprobs_how}"
             self._note(f"{self.base_url} ({self.model}): scoring by {method} for {said} ({why})")
         return method
 
