@@ -217,3 +217,27 @@ def test_without_fast_downward_the_fallback_says_so(monkeypatch: pytest.MonkeyPa
     assert line.startswith("planner: pyperplan") and "not installed" in line
     with pytest.raises(ValueError, match="not installed.*available: pyperplan"):
         planner_mod.resolve("fast-downward")
+
+
+# A walk where the domain's costs and the number of actions disagree: two cheap steps (a -> b -> c,
+# cost 1 each) or one dear jump (a -> c, cost 10). The fewest actions is the jump.
+COST_DOMAIN = """(define (domain walk) (:requirements :typing :action-costs) (:types place)
+ (:predicates (at ?p - place) (road ?a - place ?b - place) (jump ?a - place ?b - place))
+ (:functions (total-cost))
+ (:action step :parameters (?a - place ?b - place) :precondition (and (at ?a) (road ?a ?b))
+  :effect (and (not (at ?a)) (at ?b) (increase (total-cost) 1)))
+ (:action leap :parameters (?a - place ?b - place) :precondition (and (at ?a) (jump ?a ?b))
+  :effect (and (not (at ?a)) (at ?b) (increase (total-cost) 10))))"""
+COST_PROBLEM = """(define (problem w1) (:domain walk) (:objects a b c - place)
+ (:init (at a) (road a b) (road b c) (jump a c) (= (total-cost) 0))
+ (:goal (at c)) (:metric minimize (total-cost)))"""
+
+
+@pytest.mark.parametrize("name", INSTALLED)
+def test_a_domain_with_action_costs_says_they_are_not_used(name: str) -> None:
+    prob = parse_problem(COST_DOMAIN, COST_PROBLEM)
+    found = plan(prob, time_limit=30, mode="optimal", planner=name)
+    assert found.plan is not None and [a.text() for a in found.plan] == ["(leap a c)"]  # fewest actions
+    assert found.optimal and "action costs are not used: optimal means the fewest actions" in found.summary()
+    plain = plan(parse_problem(DOMAIN, problem(3, 1)), time_limit=30, mode="optimal", planner=name)
+    assert "action costs" not in plain.summary()

@@ -60,6 +60,7 @@ class PlanSearch:
     planner: str = "pyperplan"
     detail: str = ""
     peak_kb: int | None = None  # the planner process's peak memory (Fast Downward); None in-process
+    costs_ignored: bool = False  # the problem declares action costs; every backend here counts actions
 
     @property
     def optimal(self) -> bool:
@@ -81,6 +82,8 @@ class PlanSearch:
             head += f": {len(self.plan)} steps, " + ("proved optimal" if self.optimal else "optimality not proved")
         elif self.detail:
             head += f": {self.detail}"
+        if self.costs_ignored:
+            head += "; the domain's action costs are not used: optimal means the fewest actions"
         return head
 
 
@@ -125,10 +128,11 @@ def plan(problem: Problem, state: State | None = None, time_limit: float = 10.0,
     cur = problem.init if state is None else state
     raw = BACKENDS[name][0](problem, cur, time_limit, mode)
     seconds = time.monotonic() - start
+    costs = problem.uses_costs
     if raw.status != "solved" or raw.plan is None:
-        return PlanSearch(raw.status, None, raw.expanded, seconds, mode, name, raw.detail, raw.peak_kb)
+        return PlanSearch(raw.status, None, raw.expanded, seconds, mode, name, raw.detail, raw.peak_kb, costs)
     check = simulate(problem, list(raw.plan), cur)
     if not check.valid:  # a backend's bug or a translation gap: reported, never passed on as a plan
         return PlanSearch("unknown", None, raw.expanded, seconds, mode, name,
-                          f"{name}'s plan failed validation: {check.reason}", raw.peak_kb)
-    return PlanSearch("solved", raw.plan, raw.expanded, seconds, mode, name, "", raw.peak_kb)
+                          f"{name}'s plan failed validation: {check.reason}", raw.peak_kb, costs)
+    return PlanSearch("solved", raw.plan, raw.expanded, seconds, mode, name, "", raw.peak_kb, costs)
