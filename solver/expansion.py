@@ -148,9 +148,31 @@ class Expansion:
                         method=method, **fields)
 
     def root(self) -> Node[Any]:
-        node = self.nodes.make(self.task.root(self.puzzle), None)
-        self.trace.emit("root", node=node.id, state=self.task.describe(node.state))
+        """The root node. A puzzle given already solved (a full Sudoku, a planning problem whose
+        goal holds at the start) has a solved root: its answer passes the puzzle's exact rules
+        (``rule_failure``), said in the ``root`` event (``solved: true``); every search then
+        returns it at once (``root_result``), so no search calls such a puzzle unsolvable."""
+        state = self.task.root(self.puzzle)
+        solved = self._solved_root(state)
+        node = self.nodes.make(state, None, solved=solved)
+        self.trace.emit("root", node=node.id, state=self.task.describe(node.state),
+                        **({"solved": True} if solved else {}))
         return node
+
+    def _solved_root(self, state: Any) -> bool:
+        try:  # the protocol defines answer() for solved states only; on others it may refuse
+            answer = self.task.answer(state)
+        except Exception:  # noqa: BLE001 - any refusal means: not a solved state
+            return False
+        return isinstance(answer, str) and rule_failure(self.task, self.puzzle, answer) is None
+
+    def root_result(self, root: Node[Any]) -> SearchResult | None:
+        """The run's result when ``root`` is solved (its answer re-checked and traced as any
+        answer is), else None: the search goes on."""
+        if not root.solved:
+            return None
+        answer = self.accept(root)
+        return None if answer is None else self.result(root, answer, None)
 
     # ---- proposing ------------------------------------------------------------------------------
 

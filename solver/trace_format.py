@@ -85,7 +85,8 @@ FIELDS: dict[str, tuple[str, str]] = {
     "prior": (NUMBER, "the generator's score of the thought (e.g. its log-likelihood); null if none"),
     "verdict": (TEXT, "the exact gate's verdict: valid, solved, invalid, or unchecked (gate off)"),
     "reason": (TEXT, "why: the gate's or answer check's reason, or a note on a valid step"),
-    "solved": (BOOL, "the state is a solution (gate off: as the model claimed it)"),
+    "solved": (BOOL, "the state is a solution (gate off: as the model claimed it; root: the puzzle came solved, "
+                     "its answer passing the exact rules)"),
     "kind": (TEXT, "log importers: the class of a refused step"),
     "score": (NUMBER, "the evaluator's score (NaN when it could not score)"),
     "detail": (ANY, "the evaluator's evidence: labels, probabilities, votes, or {\"class\": ...}"),
@@ -158,7 +159,7 @@ EVENTS: dict[str, EventSpec] = {
                          "defer_below", "decimals",
                          "max_children", "max_rounds", "iterations", "exploration", "rollout_depth", "seed",
                          "candidates", "mix", "tau", "decay", "beam_runs", "log_likelihood", "answers")),
-    "root": EventSpec("the root state, node 0", ("node", "state"), ()),
+    "root": EventSpec("the root state, node 0", ("node", "state"), ("solved",)),
     "expand": EventSpec("the generator is asked for the children of a node", ("node",), ("depth", "request")),
     "incomplete": EventSpec("an enumeration limit left legal thoughts of a node untried (never a proof then)",
                             ("node", "not_tried", "limit"), ()),

@@ -378,3 +378,32 @@ def test_mcts_answers_flag_prints_each_answer_and_why_fewer(capsys: pytest.Captu
     assert main([*argv, "0"]) == 2
     assert main(["solve", "game24", "4 9 10 13", "--method", "best-first", "--answers", "2"]) == 2
     assert "--answers is not an option of --method best-first" in capsys.readouterr().err
+
+
+# ---- a puzzle given already solved -----------------------------------------------------------------
+
+def _sudoku_ok(rows: list[str]) -> bool:
+    """A 4x4 grid by hand: each row, column and 2x2 box holds 1-4 once."""
+    cols = ["".join(r[i] for r in rows) for i in range(4)]
+    boxes = ["".join(rows[r + dr][c + dc] for dr in (0, 1) for dc in (0, 1)) for r in (0, 2) for c in (0, 2)]
+    return all(sorted(g) == list("1234") for g in [*rows, *cols, *boxes])
+
+
+@pytest.mark.parametrize("method", ["tot-complete", "tot-bfs", "tot-dfs", "long", "best-first", "mcts", "beam"])
+def test_a_puzzle_given_solved_is_answered_by_every_search_without_a_step(method: str) -> None:
+    # Before: every search expanded the full grid's root, found no legal step, and the complete
+    # ones said "no solution exists" (the oracle beside it disagreed).
+    from tasks.sudoku.task import Sudoku
+
+    grid = "1234|3412|2143|4321"
+    assert _sudoku_ok(grid.split("|"))
+    s = Settings(search=RunSearch(method=method, generator="enumerate", evaluator="oracle"))
+    trace = Trace()
+    res = asyncio.run(solve(Sudoku(), grid, s, None, trace))
+    assert res.answer == grid and res.verified and not res.exhausted
+    assert res.expanded == 0 and res.proposed == 0
+    root = next(e for e in trace.events if e["event"] == "root")
+    assert root.get("solved") is True
+    _documented(trace.events)
+    unsolved = asyncio.run(solve(Sudoku(), "12*4|3412|2143|4321", s, None, Trace()))
+    assert unsolved.answer == grid and unsolved.expanded >= 1  # one blank: a step is taken

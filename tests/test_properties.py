@@ -165,10 +165,10 @@ class ToyReach:
 
 
 def solvable_with_steps(puzzle: str, steps: int) -> bool:
-    """Ground truth by brute force over every move sequence of length 1..steps (the root itself
-    is never an answer: search answers with at least one step)."""
+    """Ground truth by brute force over every move sequence of length 0..steps (a puzzle whose
+    start is its target is answered at the root, with no step)."""
     start, target = (int(x) for x in puzzle.split())
-    return any(_ends_at(start, target, seq) for n in range(1, steps + 1) for seq in itertools.product(OPS, repeat=n))
+    return any(_ends_at(start, target, seq) for n in range(0, steps + 1) for seq in itertools.product(OPS, repeat=n))
 
 
 def _ends_at(start: int, target: int, seq: tuple[tuple[str, int], ...]) -> bool:

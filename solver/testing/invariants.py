@@ -94,7 +94,11 @@ def rebuild(o: Outcome) -> None:
     root_ev = o.of("root")
     if len(root_ev) != 1 or not roots:
         fail(f"expected one root event and one root state, got {len(root_ev)} and {len(roots)}")
-    o.nodes = {root_ev[0]["node"]: TreeNode(root_ev[0]["node"], None, 0, "", False, root_ev[0]["state"], roots[0])}
+    root_solved = bool(root_ev[0].get("solved"))
+    if root_solved and rule_failure(o.task.inner, o.case.puzzle, o.task.inner.answer(roots[0])) is not None:
+        fail("the root was traced as solved, but its answer fails the puzzle's rules")
+    o.nodes = {root_ev[0]["node"]: TreeNode(root_ev[0]["node"], None, 0, "", root_solved, root_ev[0]["state"],
+                                            roots[0])}
     calls: dict[tuple[int, str], list[Any]] = {}
     for c in o.task.check_calls:
         calls.setdefault((id(c.parent), c.thought), []).append(c)
@@ -176,7 +180,10 @@ def check_gate(o: Outcome) -> None:
         for e in o.of(kind):
             if kind == "score" and "node" not in e:
                 continue  # long scores a thought before it becomes a node (by parent and thought)
-            if e["node"] not in o.nodes or (e["node"] == root and kind not in ("expand",)):
+            # The root is expanded, never scored or kept; it is answered only when the puzzle came
+            # solved (rebuild checked that claim against the rules).
+            at_root = e["node"] == root and kind != "expand" and not (kind == "answer" and o.nodes[root].solved)
+            if e["node"] not in o.nodes or at_root:
                 fail(f"{kind} event for node {e['node']}, which is no node the gate accepted")
     for e in o.of("answer"):
         if not o.nodes[e["node"]].solved:
