@@ -57,8 +57,8 @@ def table(rows: list[dict]) -> str:
             med = f"{statistics.median(secs):.2f}" if secs else "-"
             mx = f"{max(secs):.2f}" if secs else "-"
             # Fast Downward: its own processes' peak (its log, or /proc when killed at the limit);
-            # pyperplan: the worker process's peak (the Python process with the planner in it).
-            kb = [r.get("planner_peak_kb") if planner != "pyperplan" else r["peak_kb_so_far"] for r in rs]
+            # pyperplan and pymimir: the worker process's peak (the Python process with the planner in it).
+            kb = [r.get("planner_peak_kb") if planner == "fast-downward" else r["peak_kb_so_far"] for r in rs]
             known = [k for k in kb if k]
             peak = f"{max(known) / 1024:.0f}" + ("" if len(known) == len(kb) else f" ({len(known)} of {len(kb)})") \
                 if known else "not recorded"
