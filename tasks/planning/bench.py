@@ -222,7 +222,7 @@ def table(rows: list[dict[str, Any]], methods: list[str]) -> str:
         cells = []
         for m in methods:
             rs = [r for r in mine if r["method"] == m]
-            cells.append(f"{sum(bool(r.get('solved')) for r in rs)}/{len(rs)} "
+            cells.append(f"{sum(bool(r.get('solved', r.get('verified'))) for r in rs)}/{len(rs)} "
                          f"({sum(bool(r.get('optimal')) for r in rs)} opt)" if rs else "-")
         lines.append(f"| {d} | {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
