@@ -363,7 +363,6 @@ async def _costs(b: _Prober) -> dict[str, float | None]:
     if caps.top_logprobs:
         out["top-logprobs"], _ = await _timed(b, prompt="A. " + COST_PROMPT, max_tokens=1,
                                               logprobs=caps.top_logprobs)
-
     if known.get("echo", True):
         top = out.get("top-logprobs")
         bound = None if top is None else max(ECHO_FLOOR, ECHO_BOUND * top)

@@ -444,7 +444,6 @@ class OpenAIBackend:
                 if tokens is None:
                     raise LMError(f"the server at {self.base_url} did not count the prompt's tokens of a streamed "
                                   "answer; use --scoring echo or another evaluator")
-                resp = None
             else:
                 resp = await self.request("score", self._client.completions.create, model=self.model,
                                           prompt=prompt, max_tokens=1, logprobs=k, temperature=0.0)
