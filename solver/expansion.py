@@ -308,10 +308,21 @@ class Expansion:
         return self.evaluator
 
     async def score(self, nodes: list[Node[Any]]) -> None:
-        """Score ``nodes`` through the evaluator (each node's ``score`` and ``detail``)."""
+        """Score ``nodes`` through the evaluator (each node's ``score`` and ``detail``). A
+        model-free evaluator (one that declares ``needs.model`` false, such as the exact oracle or
+        the planning oracle's planner calls) under a seconds budget scores one node at a time, the
+        budget checked before each: no model call checks it there."""
         if not nodes:
             return
-        results = await self.require_evaluator()(self.task, nodes, self.model)
+        evaluator = self.require_evaluator()
+        needs = getattr(evaluator, "needs", None)
+        if needs is not None and not needs.model and self.usage.budget.seconds is not None:
+            results = []
+            for nd in nodes:
+                self.usage.check_time()
+                results += await evaluator(self.task, [nd], self.model)
+        else:
+            results = await evaluator(self.task, nodes, self.model)
         for nd, (score, detail) in zip(nodes, results, strict=False):
             nd.score, nd.detail = score, detail
             self.trace.emit("score", node=nd.id, score=score, detail=detail)

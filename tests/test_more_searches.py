@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver.beam import confidences, gumbel_top
-from solver.budget import BudgetExhausted
+from solver.budget import Budget, BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.run import SearchSettings as RunSearch
 from solver.run import Settings, solve
@@ -407,3 +407,27 @@ def test_a_puzzle_given_solved_is_answered_by_every_search_without_a_step(method
     _documented(trace.events)
     unsolved = asyncio.run(solve(Sudoku(), "12*4|3412|2143|4321", s, None, Trace()))
     assert unsolved.answer == grid and unsolved.expanded >= 1  # one blank: a step is taken
+
+
+def test_a_seconds_budget_stops_a_model_free_evaluator_between_states(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The exact oracle makes no model call, where the budget used to be checked: a level of 30-odd
+    # children, each judged in 0.05 s or more, ran past a 0.3 s budget by the whole level. Now the
+    # budget is checked before each state it judges.
+    import time as _time
+
+    from tasks.game24.parts import Reach24
+
+    judged: list[int] = []
+    real = Reach24.oracle
+
+    def slow(self: Reach24, state: Any) -> bool:
+        judged.append(1)
+        _time.sleep(0.05)
+        return real(self, state)
+
+    monkeypatch.setattr(Reach24, "oracle", slow)
+    s = Settings(search=RunSearch(method="tot-bfs", generator="enumerate", evaluator="oracle"),
+                 budget=Budget(seconds=0.3))
+    res = asyncio.run(solve(Game24(), "4 9 10 13", s, None, Trace()))
+    assert res.stopped_by == "seconds" and res.answer is None
+    assert len(judged) <= 0.3 / 0.05 + 1  # each call sleeps at least 0.05 s: at most 7 fit in 0.3 s
