@@ -108,8 +108,6 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
               evaluator=evaluator.name)
     rng = random.Random(seed)
     root = run.root()
-    if (done := run.root_result(root)) is not None:  # the puzzle came solved
-        return done
     run.reach(root)
     log_e: dict[int, float] = {root.id: 0.0}
 

@@ -62,8 +62,6 @@ async def search_best_first(run: Expansion, *, depth: int | None = None, decimal
     order = itertools.count()
     held = Transpositions()
     root = run.root()
-    if (done := run.root_result(root)) is not None:  # the puzzle came solved
-        return done
     held.fresh(root)
     frontier: list[tuple[float, int, int, Node[Any]]] = [(0.0, 0, next(order), root)]
     try:

@@ -93,11 +93,8 @@ async def search_complete(run: Expansion, *, depth: int | None = None, decimals:
             trace.emit("backtrack", node=child.id, to=node.id, state=task.describe(node.state))
         return None
 
-    root = run.root()
-    if (done := run.root_result(root)) is not None:  # the puzzle came solved
-        return done
     try:
-        hit = await visit(root)
+        hit = await visit(run.root())
     except BudgetExhausted as exc:
         return run.result(None, None, exc.which)
     if hit is not None:

@@ -85,8 +85,6 @@ async def search_long(run: Expansion, *, max_children: int = DEFAULT_CHILDREN, m
     run.start("long", max_children=max_children, max_rounds=max_rounds, depth=max_depth, generator=generator.name,
               evaluator=evaluator.name if evaluator is not None else None)
     root = run.root()
-    if (done := run.root_result(root)) is not None:  # the puzzle came solved
-        return done
     mem = Memory(root, root, visited={root.state})
 
     async def next_proposal(node: Node[Any]) -> Thought | None:

@@ -131,6 +131,7 @@ class Expansion:
         self.nodes = NodeFactory()
         self.best: Node[Any] | None = None
         self.reports: dict[str, AnswerReport] = {}
+        self._root: tuple[Any, bool] | None = None  # the root state and whether it came solved (_root_state)
         self.proposed = self.rejected = self.expanded = 0
         self.checks = 0  # calls of task.check: one per thought met (a probe's verdict is reused)
         self._probed: dict[tuple[int, str], tuple[Verdict[Any], str | None]] = {}
@@ -148,31 +149,39 @@ class Expansion:
                         method=method, **fields)
 
     def root(self) -> Node[Any]:
-        """The root node. A puzzle given already solved (a full Sudoku, a planning problem whose
-        goal holds at the start) has a solved root: its answer passes the puzzle's exact rules
-        (``rule_failure``), said in the ``root`` event (``solved: true``); every search then
-        returns it at once (``root_result``), so no search calls such a puzzle unsolvable."""
-        state = self.task.root(self.puzzle)
-        solved = self._solved_root(state)
+        """The root node, ``solved`` when the puzzle came solved (see ``solved_at_start``), as
+        its ``root`` event says (``solved: true``)."""
+        state, solved = self._root_state()
         node = self.nodes.make(state, None, solved=solved)
         self.trace.emit("root", node=node.id, state=self.task.describe(node.state),
                         **({"solved": True} if solved else {}))
         return node
 
-    def _solved_root(self, state: Any) -> bool:
-        try:  # the protocol defines answer() for solved states only; on others it may refuse
-            answer = self.task.answer(state)
-        except Exception:  # noqa: BLE001 - any refusal means: not a solved state
-            return False
-        return isinstance(answer, str) and rule_failure(self.task, self.puzzle, answer) is None
+    def _root_state(self) -> tuple[Any, bool]:
+        """The root state, parsed once a run, and whether its answer passes the puzzle's rules."""
+        if self._root is None:
+            state = self.task.root(self.puzzle)
+            try:  # the protocol defines answer() for solved states only; on others it may refuse
+                answer = self.task.answer(state)
+            except Exception:  # noqa: BLE001 - any refusal means: not a solved state
+                solved = False
+            else:
+                solved = isinstance(answer, str) and rule_failure(self.task, self.puzzle, answer) is None
+            self._root = (state, solved)
+        return self._root
 
-    def root_result(self, root: Node[Any]) -> SearchResult | None:
-        """The run's result when ``root`` is solved (its answer re-checked and traced as any
-        answer is), else None: the search goes on."""
-        if not root.solved:
+    def solved_at_start(self, method: str) -> SearchResult | None:
+        """A puzzle given already solved (a full Sudoku, a planning problem whose goal holds at
+        the start): its root's answer passes the puzzle's exact rules (``rule_failure``). Then
+        the run is that answer, with no step (``search`` and ``root`` events, the answer re-checked
+        and traced as any answer is, ``end``); else None and the search runs. Every registered
+        search goes through here (``solver.searches.Search``), a user's own included, so none
+        calls such a puzzle unsolvable."""
+        if not self._root_state()[1]:
             return None
-        answer = self.accept(root)
-        return None if answer is None else self.result(root, answer, None)
+        self.start(method)
+        root = self.root()
+        return self.result(root, self.accept(root), None)  # accept re-checks the same rules: it passes
 
     # ---- proposing ------------------------------------------------------------------------------
 

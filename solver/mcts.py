@@ -103,8 +103,6 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
     stats: dict[int, _Stats] = {}
     depth_cut = False
     root = run.root()
-    if (done := run.root_result(root)) is not None:  # the puzzle came solved
-        return done
     held.fresh(root)
     stats[root.id] = _Stats()
     run.reach(root)

@@ -58,10 +58,7 @@ async def search_bfs(run: Expansion, *, breadth: int = 5, depth: int | None = No
     task, trace = run.task, run.trace
     run.start("tot-bfs", breadth=breadth, depth=depth or task.max_depth, generator=run.generator.name,
               evaluator=run.evaluator.name if run.evaluator is not None else None)
-    root = run.root()
-    if (done := run.root_result(root)) is not None:  # the puzzle came solved
-        return done
-    frontier = [root]
+    frontier = [run.root()]
     run.reach(frontier[0])
     found: tuple[Node[Any], str] | None = None
     try:
@@ -155,11 +152,8 @@ async def search_dfs(run: Expansion, *, depth: int | None = None, prune_below: f
             trace.emit("backtrack", node=child.id, to=node.id, state=task.describe(node.state))
         return None
 
-    root = run.root()
-    if (done := run.root_result(root)) is not None:  # the puzzle came solved
-        return done
     try:
-        hit = await visit(root)
+        hit = await visit(run.root())
     except BudgetExhausted as exc:
         return run.result(None, None, exc.which)
     return run.result(hit[0] if hit else None, hit[1] if hit else None, None)

@@ -57,7 +57,10 @@ class Search:
         return self.evaluators is None or name in self.evaluators
 
     async def __call__(self, run: Expansion, options: SearchSettings) -> SearchResult:
-        return await self.run(run, options)
+        """The search's result; a puzzle given already solved is answered at its root, without
+        the search (``Expansion.solved_at_start``)."""
+        done = run.solved_at_start(self.name)
+        return done if done is not None else await self.run(run, options)
 
 
 async def _bfs(run: Expansion, o: SearchSettings) -> SearchResult:
