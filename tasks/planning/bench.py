@@ -76,17 +76,12 @@ def _inputs(folder: Path, i: int, with_example: bool, need_plan: bool) -> Inputs
                   read_text(folder / f"p{i:02d}.pddl", "problem"))
 
 
-def optimal_length(out: Path, folder: Path, i: int, seconds: float, planner: str | None = None) -> int | None:
-    """The optimal planner's plan length, remembered in DIR/optimal.jsonl (None: not within the limit).
-    Only a finished optimal search gives a length, so a remembered one is the optimum whichever
-    backend found it."""
-    return optimal_run(out, folder, i, seconds, planner)[0]
-
-
 def optimal_run(out: Path, folder: Path, i: int, seconds: float,
                 planner: str | None = None) -> tuple[int | None, PlanSearch | None]:
-    """``optimal_length`` and, when it ran the planner now (not read from DIR/optimal.jsonl), that
-    run, so that the ``planner`` method in optimal mode with the same limit does not run it twice."""
+    """The optimal planner's plan length, remembered in DIR/optimal.jsonl (None: not within the
+    limit), and, when it ran the planner now (not read from there), that run, so that the
+    ``planner`` method in optimal mode with the same limit does not run it twice. Only a finished
+    optimal search gives a length, so a remembered one is the optimum whichever backend found it."""
     store = out / "optimal.jsonl"
     key = f"{folder.name}/p{i:02d}"
     if store.is_file():
@@ -107,28 +102,27 @@ def optimal_run(out: Path, folder: Path, i: int, seconds: float,
 
 
 def planner_row(args: argparse.Namespace, folder: Path, i: int, opt: int | None,
-                fresh: PlanSearch | None) -> dict[str, Any]:
-    """The ``planner`` method: the ground-truth problem straight to the planner (no model). Its plan
-    is validated twice: by ``plan`` (the simulator) and by the report against the problem."""
+                fresh: PlanSearch | None) -> tuple[dict[str, Any], float]:
+    """The ``planner`` method: the ground-truth problem straight to the planner (no model), and the
+    seconds of a reused optimal-length run (0 when it ran its own). Its plan is validated twice:
+    by ``plan`` (the simulator) and by the report against the problem."""
     prob = parse_problem(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "problem"))
     if (fresh is not None and args.planner_mode == "optimal" and args.planner_seconds == args.optimal_seconds
             and fresh.planner == args.planner):
         found = fresh  # the optimal-length run was this very run: counted once, at its own time
-        reused = True
     else:
-        reused = False
         found = plan(prob, time_limit=args.planner_seconds, mode=args.planner_mode, planner=args.planner)
     steps = "\n".join(a.text() for a in found.plan) if found.plan is not None else None
     rep = report_plan(prob, steps, opt) if steps is not None else None
     solved = bool(rep and rep.verified)
     length = len(found.plan) if found.plan is not None else None
-    return {"solved": solved, "optimal": bool(solved and (found.optimal or (opt is not None and length is not None
-                                                                          and length <= opt))),
-            "plan_length": length, "plan": steps.splitlines() if steps else ([] if steps is not None else None),
-            "planner": found.summary(), "planner_seconds": round(found.seconds, 3),
-            "expanded": found.expanded, "calls": 0, "tokens": 0,
-            "reason": None if solved else (rep.reason if rep else found.detail or found.status),
-            "reused": reused}
+    fields = {"solved": solved, "optimal": bool(solved and (found.optimal or (opt is not None and length is not None
+                                                                              and length <= opt))),
+              "plan_length": length, "plan": steps.splitlines() if steps else ([] if steps is not None else None),
+              "planner": found.summary(), "planner_seconds": round(found.seconds, 3),
+              "expanded": found.expanded, "calls": 0, "tokens": 0,
+              "reason": None if solved else (rep.reason if rep else found.detail or found.status)}
+    return fields, (found.seconds if found is fresh else 0.0)
 
 
 async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, method: str,
@@ -143,9 +137,9 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
     usage: Any = None
     try:
         if method == "planner":
-            row.update(planner_row(args, folder, i, opt, fresh))
-            if row.pop("reused") and fresh is not None:
-                start -= fresh.seconds  # the reused run's time is this row's
+            fields, reused_seconds = planner_row(args, folder, i, opt, fresh)
+            row.update(fields)
+            start -= reused_seconds  # a reused run's time is this row's
         elif method in ("llmp", "llmp-no-example", "direct"):
             inp = _inputs(folder, i, method != "llmp-no-example", method == "direct")
             # No seconds budget here: the calls are bounded by --repairs and their token limits.
