@@ -4,7 +4,9 @@ files (the wheel's ``fast-downward.py``, the same search as the project's backen
 same wall-clock limit), problem by problem; then ``tot bench planning --methods planner`` on the
 same domain (one process: reads the files, rewrites the PDDL for the backend, runs the planner,
 validates the plan twice, writes its rows). Prints per domain: solved by each, the problems where
-they differ, whether every plan length agrees, and the wall-clock seconds of each and their ratio.
+they differ, whether every plan's value agrees (its total cost where the problem minimises action
+costs, as floortile does, else its length: Fast Downward's plan file says "; cost = N"), and the
+wall-clock seconds of each and their ratio.
 
     python benchmarks/planner_overhead.py --mode optimal --seconds 30 --out /tmp/overhead [--llmp-dir DIR]
 
@@ -29,7 +31,8 @@ from verifiers.planner_fd import CONFIGS, driver
 
 
 def fd_alone(domain: Path, problem: Path, seconds: float, mode: str) -> tuple[int | None, float]:
-    """(plan length or None, wall seconds) of Fast Downward's driver on the files themselves."""
+    """(plan cost or None, wall seconds) of Fast Downward's driver on the files themselves: the cost
+    its plan file states (the number of actions where the problem has no action costs)."""
     script = driver()
     if script is None:
         sys.exit("Fast Downward is not installed: pip install 'verified-tot[planners]'")
@@ -47,10 +50,12 @@ def fd_alone(domain: Path, problem: Path, seconds: float, mode: str) -> tuple[in
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             return None, time.monotonic() - start
-        length = None
+        cost = None
         if code == 0 and plan_file.is_file():
-            length = sum(1 for line in plan_file.read_text().splitlines() if line.strip().startswith("("))
-        return length, time.monotonic() - start
+            text = plan_file.read_text()
+            cost = int(text.split("; cost = ")[1].split()[0]) if "; cost = " in text else \
+                sum(1 for line in text.splitlines() if line.strip().startswith("("))
+        return cost, time.monotonic() - start
 
 
 def main() -> None:
@@ -91,12 +96,13 @@ def main() -> None:
         bench = {}
         for line in (bench_out / "results.jsonl").read_text().splitlines():
             r = json.loads(line)
-            bench[r["problem"]] = r["plan_length"] if r["solved"] else None
+            value = r["plan_cost"] if r.get("plan_cost") is not None else r["plan_length"]
+            bench[r["problem"]] = value if r["solved"] else None
         row = {"domain": d, "mode": a.mode, "limit": a.seconds, "n": len(fd),
                "fd_solved": sum(v is not None for v in fd.values()),
                "bench_solved": sum(v is not None for v in bench.values()),
                "differ": sorted(i for i in fd if fd[i] != bench.get(i)),
-               "fd_lengths": fd, "bench_lengths": bench,
+               "fd_values": fd, "bench_values": bench,
                "fd_seconds": round(fd_seconds, 1), "bench_seconds": round(bench_seconds, 1)}
         with store.open("a") as fh:
             fh.write(json.dumps(row) + "\n")
@@ -104,7 +110,7 @@ def main() -> None:
         print(f"{d}: fast-downward alone {row['fd_solved']}/{row['n']} in {row['fd_seconds']} s; "
               f"tot bench planning {row['bench_solved']}/{row['n']} in {row['bench_seconds']} s; "
               f"differ on {row['differ'] or 'none'}", flush=True)
-    print("| domain | n | FD alone solved | bench solved | same plan lengths | FD alone s | bench s | ratio |")
+    print("| domain | n | FD alone solved | bench solved | same plan costs | FD alone s | bench s | ratio |")
     print("|---|---|---|---|---|---|---|---|")
     total = {"domain": "all", "n": sum(x["n"] for x in rows), "fd_solved": sum(x["fd_solved"] for x in rows),
              "bench_solved": sum(x["bench_solved"] for x in rows),

@@ -185,6 +185,33 @@ def test_every_llmp_problem_is_written_back_as_the_same_problem(domain: str) -> 
         assert sorted(p.objects) == sorted(q.objects) and p.init == q.init and set(p.goal) == set(q.goal)
         assert [(s.name, s.params, s.pre, s.add, s.delete) for s in p.schemas] == \
             [(s.name, s.params, s.pre, s.add, s.delete) for s in q.schemas]
+        c = parse_problem(write_domain(p, costs=True), write_problem(p, costs=True))  # for Fast Downward
+        assert c.action_costs == p.action_costs and c.init == p.init
+        if p.action_costs:
+            assert [(s.name, s.cost or 0) for s in p.schemas] == [(s.name, s.cost) for s in c.schemas]
+
+
+@pytest.mark.skipif(SHARED is None or "fast-downward" not in INSTALLED,
+                    reason="needs LLM+P's data (../shared/data/llmp) and Fast Downward")
+def test_floortile_costs_as_fast_downward_alone_on_the_original_files(tmp_path: Path) -> None:
+    # floortile declares action costs and minimises them: the project's plan must cost what Fast
+    # Downward's own driver finds on the original files (its plan file ends "; cost = N").
+    import subprocess
+    import sys
+
+    from verifiers.planner_fd import driver
+    assert SHARED is not None
+    folder = SHARED / "floortile"
+    dom_file, prob_file = domain_file(folder), folder / "p02.pddl"
+    subprocess.run([sys.executable, str(driver()), "--plan-file", str(tmp_path / "plan"), str(dom_file),
+                    str(prob_file), "--search", "astar(lmcut())"], cwd=tmp_path, check=True, capture_output=True,
+                   timeout=120)
+    alone = int((tmp_path / "plan").read_text().split("; cost = ")[1].split()[0])
+    prob = parse_problem(read_text(dom_file, "domain"), read_text(prob_file, "problem"))
+    found = plan(prob, time_limit=120, mode="optimal", planner="fast-downward")
+    assert found.optimal and found.plan is not None and found.optimal_cost == alone
+    prices = {"change-color": 5, "paint-up": 2, "paint-down": 2, "up": 3, "down": 1, "right": 1, "left": 1}
+    assert sum(prices[a.name] for a in found.plan) == alone  # the domain file's prices, copied by hand
 
 
 @pytest.mark.skipif(SHARED is None, reason="LLM+P's data (../shared/data/llmp) is not present")
@@ -220,24 +247,83 @@ def test_without_fast_downward_the_fallback_says_so(monkeypatch: pytest.MonkeyPa
 
 
 # A walk where the domain's costs and the number of actions disagree: two cheap steps (a -> b -> c,
-# cost 1 each) or one dear jump (a -> c, cost 10). The fewest actions is the jump.
+# cost 1 each) or one dear jump (a -> c, cost 10). The fewest actions is the jump; the cheapest is
+# the two steps. ``wait`` declares no cost: under the metric it costs 0, as Fast Downward reads it.
 COST_DOMAIN = """(define (domain walk) (:requirements :typing :action-costs) (:types place)
- (:predicates (at ?p - place) (road ?a - place ?b - place) (jump ?a - place ?b - place))
+ (:predicates (at ?p - place) (road ?a - place ?b - place) (jump ?a - place ?b - place) (rested))
  (:functions (total-cost))
  (:action step :parameters (?a - place ?b - place) :precondition (and (at ?a) (road ?a ?b))
   :effect (and (not (at ?a)) (at ?b) (increase (total-cost) 1)))
  (:action leap :parameters (?a - place ?b - place) :precondition (and (at ?a) (jump ?a ?b))
-  :effect (and (not (at ?a)) (at ?b) (increase (total-cost) 10))))"""
+  :effect (and (not (at ?a)) (at ?b) (increase (total-cost) 10)))
+ (:action wait :parameters () :precondition (and) :effect (and (rested))))"""
 COST_PROBLEM = """(define (problem w1) (:domain walk) (:objects a b c - place)
  (:init (at a) (road a b) (road b c) (jump a c) (= (total-cost) 0))
- (:goal (at c)) (:metric minimize (total-cost)))"""
+ (:goal (and (at c) (rested))) (:metric minimize (total-cost)))"""
+# The test's own prices and its own cheapest and shortest plans, found by hand from the text above.
+PRICES = {"step": 1, "leap": 10, "wait": 0}
+CHEAPEST, SHORTEST = 2, 2  # (step a b) (step b c) (wait) costs 2; (leap a c) (wait) has 2 actions
+
+
+def ref_cost(steps: list[str]) -> int:
+    return sum(PRICES[s.strip("()").split()[0]] for s in steps)
 
 
 @pytest.mark.parametrize("name", INSTALLED)
-def test_a_domain_with_action_costs_says_they_are_not_used(name: str) -> None:
+def test_action_costs_are_minimised_where_the_backend_can_and_said_where_not(name: str) -> None:
     prob = parse_problem(COST_DOMAIN, COST_PROBLEM)
+    assert prob.action_costs
     found = plan(prob, time_limit=30, mode="optimal", planner=name)
-    assert found.plan is not None and [a.text() for a in found.plan] == ["(leap a c)"]  # fewest actions
-    assert found.optimal and "action costs are not used: optimal means the fewest actions" in found.summary()
+    assert found.plan is not None
+    steps = [a.text() for a in found.plan]
+    assert found.cost == ref_cost(steps)  # the simulator's count, checked against the test's prices
+    if name in planner_mod.HONOURS_COSTS:
+        assert ref_cost(steps) == CHEAPEST and len(steps) == 3
+        assert found.optimal and found.optimal_cost == CHEAPEST and found.optimum == CHEAPEST
+        assert "proved optimal (the least total cost)" in found.summary()
+    else:  # the backend counted actions: the jump, fewest actions proved, cheapest not claimed
+        assert len(steps) == SHORTEST and ref_cost(steps) == 10
+        assert not found.optimal and found.fewest_actions and found.optimum is None
+        assert f"{name} does not use the domain's action costs" in found.summary()
     plain = plan(parse_problem(DOMAIN, problem(3, 1)), time_limit=30, mode="optimal", planner=name)
-    assert "action costs" not in plain.summary()
+    assert plain.optimal and "cost" not in plain.summary()
+
+
+def test_without_the_metric_every_action_counts_one_as_fast_downward_reads_it() -> None:
+    prob = parse_problem(COST_DOMAIN, COST_PROBLEM.replace("(:metric minimize (total-cost))", ""))
+    assert prob.uses_costs and not prob.action_costs
+    from verifiers.planning import report_plan
+    rep = report_plan(prob, "(leap a c)\n(wait)", SHORTEST)
+    assert rep.verified and [c.passed for c in rep.checks if c.name == "optimal length"] == [True]
+    for name in INSTALLED:
+        found = plan(prob, time_limit=30, mode="optimal", planner=name)
+        assert found.optimal and found.plan is not None and len(found.plan) == SHORTEST
+
+
+def test_the_report_judges_a_plan_by_its_total_cost() -> None:
+    from verifiers.planning import plan_is_optimal, report_plan
+    prob = parse_problem(COST_DOMAIN, COST_PROBLEM)
+    dear = report_plan(prob, "(leap a c)\n(wait)", CHEAPEST)
+    cheap = report_plan(prob, "(wait)\n(step a b)\n(step b c)", CHEAPEST)
+    assert dear.verified and cheap.verified  # both reach the goal; only one is the cheapest
+    assert not plan_is_optimal(dear) and plan_is_optimal(cheap)
+    assert any(c.name == "optimal cost" and "total cost 10, least 2" in c.detail for c in dear.checks)
+
+
+def test_costs_the_reader_cannot_honour_are_refused_in_one_line() -> None:
+    fluent = COST_DOMAIN.replace("(increase (total-cost) 10)", "(increase (total-cost) (dist ?a ?b))").replace(
+        "(:functions (total-cost))", "(:functions (total-cost) (dist ?a - place ?b - place))")
+    with pytest.raises(ValueError, match="action leap's cost is not a number"):
+        parse_problem(fluent, COST_PROBLEM)
+    for bad, why in (("-3", "Negative numbers are not allowed"), ("2.5", "Fractional numbers are not supported")):
+        with pytest.raises(ValueError, match=f"action 'leap': {why}"):
+            parse_problem(COST_DOMAIN.replace("(increase (total-cost) 10)", f"(increase (total-cost) {bad})"),
+                          COST_PROBLEM)
+
+
+def test_written_costs_read_back_the_same() -> None:
+    prob = parse_problem(COST_DOMAIN, COST_PROBLEM)
+    again = parse_problem(write_domain(prob, costs=True), write_problem(prob, costs=True))
+    assert again.action_costs and {s.name: s.cost for s in again.schemas} == {"step": 1, "leap": 10, "wait": 0}
+    bare = parse_problem(write_domain(prob), write_problem(prob))  # for backends that count actions
+    assert not bare.uses_costs and not bare.action_costs

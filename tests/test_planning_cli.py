@@ -277,7 +277,7 @@ def test_bench_runs_the_planner_alone_and_any_search_and_their_plans_are_valid_a
             world = nxt
         assert goal <= to_atoms(world)
         if r["method"] == "planner":
-            assert r["optimal"] and len(r["plan"]) == ref_shortest(*world_of(text)) == r["optimal_length"]
+            assert r["optimal"] and len(r["plan"]) == ref_shortest(*world_of(text)) == r["optimum"]
             assert r["seconds"] > 0 and r["calls"] == 0
     capsys.readouterr()
     assert main([*argv[:9], "planner,cot", *argv[10:]]) == 2

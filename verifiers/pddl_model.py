@@ -43,6 +43,7 @@ class Schema:
     pre: tuple[Literal, ...]
     add: tuple[Atom, ...]
     delete: tuple[Atom, ...]
+    cost: int | None = None  # ``(increase (total-cost) N)``: N; None when the action declares no cost
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +58,22 @@ class Problem:
     schemas: tuple[Schema, ...]
     init: frozenset[Atom]
     goal: tuple[Literal, ...]
-    uses_costs: bool
+    uses_costs: bool  # the domain's actions declare costs (``(increase (total-cost) N)``)
+    metric: bool = False  # the problem asks for ``(:metric minimize (total-cost))``
+
+    @property
+    def action_costs(self) -> bool:
+        """Plans are judged by their total cost, not their number of actions: the domain declares
+        costs and the problem minimises them (as Fast Downward reads it; otherwise every action
+        counts 1). An action that declares no cost then costs 0."""
+        return self.uses_costs and self.metric
+
+    def action_cost(self, name: str) -> int:
+        """What one action of the schema ``name`` adds to the plan's cost (1 when costs do not apply)."""
+        if not self.action_costs:
+            return 1
+        s = self.schema(name)
+        return 0 if s is None or s.cost is None else s.cost
 
     def schema(self, name: str) -> Schema | None:
         for s in self.schemas:
@@ -138,7 +154,19 @@ def _schema(action: fd.Action) -> Schema:
         atom = (eff.literal.predicate, *eff.literal.args)
         (delete if eff.literal.negated else add).append(atom)
     params = tuple((p.name, p.type_name) for p in action.parameters)
-    return Schema(action.name, params, _literals(action.precondition, where), tuple(add), tuple(delete))
+    return Schema(action.name, params, _literals(action.precondition, where), tuple(add), tuple(delete),
+                  _cost(action, where))
+
+
+def _cost(action: fd.Action, where: str) -> int | None:
+    """The action's constant cost; a cost read from a numeric fluent is refused (the translator's
+    parser already refuses negative and fractional numbers)."""
+    if action.cost is None:
+        return None
+    expr = action.cost.expression
+    if not isinstance(expr, fd.NumericConstant):
+        raise ValueError(f"{where}'s cost is not a number, which this checker does not support (only constant costs)")
+    return int(expr.value)
 
 
 def _supertypes(types: list[fd.Type]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -193,7 +221,7 @@ def parse_problem(domain_text: str, problem_text: str) -> Problem:
         domain_name=task.domain_name, name=task.problem_name,
         objects=tuple((o.name, o.type_name) for o in task.objects),
         supertypes=_supertypes(task.types), predicates=preds, schemas=schemas, init=init, goal=goal,
-        uses_costs=any(a.cost is not None for a in task.actions),
+        uses_costs=any(a.cost is not None for a in task.actions), metric=bool(task.use_min_cost_metric),
     )
 
 

@@ -6,9 +6,13 @@ never a guess.
 
 Backends: ``fast-downward`` (compiled, from the optional ``planners`` extra; the default when
 installed), ``pyperplan`` (pure Python, always installed; the exact oracle's default) and
-``pymimir`` (compiled, in process, optional ``mimir`` extra; used when named). ``optimal`` is True
-exactly when an optimal search (A* with an admissible heuristic: LM-cut, or h-max in pymimir; unit
-action costs) finished with the plan, so its length is the fewest actions that reach the goal.
+``pymimir`` (compiled, in process, optional ``mimir`` extra; used when named). A plan is judged by
+the problem's objective: its total cost where the problem minimises action costs (floortile), as
+Fast Downward reads the original files, else its number of actions. Fast Downward minimises
+costs; pyperplan and pymimir count actions (pyperplan has no costs; pymimir 0.13's A* with costs
+reported "exhausted" on a solvable problem), and their runs say so. ``optimal`` is True exactly
+when an optimal search (A* with an admissible heuristic: LM-cut, or h-max in pymimir) of the
+problem's objective finished with the plan.
 """
 
 from __future__ import annotations
@@ -22,10 +26,13 @@ from verifiers.pddl_model import Problem
 from verifiers.planner_pyperplan import MAX_GROUND_ACTIONS, Grounded, Mode, Raw, applicable_actions, ground
 from verifiers.planning import GroundAction, State, simulate
 
-__all__ = ["BACKENDS", "Grounded", "MAX_GROUND_ACTIONS", "Mode", "ORACLE_DEFAULT", "PlanSearch", "applicable_actions",
-           "available", "default_planner", "ground", "oracle_default", "plan", "planner_line", "resolve"]
+__all__ = ["BACKENDS", "Grounded", "HONOURS_COSTS", "MAX_GROUND_ACTIONS", "Mode", "ORACLE_DEFAULT", "PlanSearch",
+           "applicable_actions", "available", "default_planner", "ground", "oracle_default", "plan",
+           "planner_line", "resolve"]
 
 Backend = Callable[[Problem, State, float, Mode], Raw]
+# The backends that minimise a problem's action costs (the others count actions).
+HONOURS_COSTS = frozenset({"fast-downward"})
 # name -> (search function, whether it is installed)
 BACKENDS: dict[str, tuple[Backend, Callable[[], bool]]] = {
     "fast-downward": (planner_fd.search, lambda: planner_fd.driver() is not None),
@@ -60,16 +67,37 @@ class PlanSearch:
     planner: str = "pyperplan"
     detail: str = ""
     peak_kb: int | None = None  # the planner process's peak memory (Fast Downward); None in-process
-    costs_ignored: bool = False  # the problem declares action costs; every backend here counts actions
+    costs_ignored: bool = False  # the problem minimises action costs; this backend counted actions
+    cost: int | None = None  # the plan's total cost (the simulator's count); None without costs or plan
+    action_costs: bool = False  # the problem minimises action costs (the objective is ``cost``)
+
+    @property
+    def fewest_actions(self) -> bool:
+        """An optimal search of the number of actions finished with this plan (costs do not apply,
+        or this backend did not use them)."""
+        return self.status == "solved" and self.mode == "optimal" and (not self.action_costs or self.costs_ignored)
 
     @property
     def optimal(self) -> bool:
-        """An optimal search finished with this plan: no plan has fewer actions."""
-        return self.status == "solved" and self.mode == "optimal"
+        """An optimal search of the problem's objective finished with this plan: no plan has fewer
+        actions, or, where the problem minimises action costs, a smaller total cost."""
+        return self.status == "solved" and self.mode == "optimal" and not self.costs_ignored
 
     @property
     def optimal_length(self) -> int | None:
+        """The plan's length when it is optimal."""
         return len(self.plan) if self.optimal and self.plan is not None else None
+
+    @property
+    def optimal_cost(self) -> int | None:
+        """The plan's total cost when it is optimal and the problem minimises costs."""
+        return self.cost if self.optimal and self.action_costs else None
+
+    @property
+    def optimum(self) -> int | None:
+        """The least value of the problem's objective, when this run proved it: the optimal cost
+        where costs apply, else the optimal length."""
+        return self.optimal_cost if self.action_costs else self.optimal_length
 
     def summary(self) -> str:
         """One line: status, backend, search, plan length (and whether it is proved optimal), time."""
@@ -79,11 +107,21 @@ class PlanSearch:
         count = f", {self.expanded} expanded" if self.expanded else ""
         head = f"{self.status} ({self.planner}, {what}, {self.seconds:.1f} s{count})"
         if self.plan is not None:
-            head += f": {len(self.plan)} steps, " + ("proved optimal" if self.optimal else "optimality not proved")
+            head += f": {len(self.plan)} steps"
+            if self.action_costs and not self.costs_ignored:
+                head += f", total cost {self.cost}, " + ("proved optimal (the least total cost)" if self.optimal
+                                                          else "optimality not proved")
+            elif self.costs_ignored:
+                head += (f", total cost {self.cost}, " + ("the fewest actions proved" if self.fewest_actions
+                                                          else "optimality not proved")
+                         + f"; {self.planner} does not use the domain's action costs, so the least total cost "
+                         "is not proved (--planner fast-downward minimises them)")
+            else:
+                head += ", " + ("proved optimal" if self.optimal else "optimality not proved")
         elif self.detail:
             head += f": {self.detail}"
-        if self.costs_ignored:
-            head += "; the domain's action costs are not used: optimal means the fewest actions"
+            if self.costs_ignored:
+                head += f"; {self.planner} does not use the domain's action costs"
         return head
 
 
@@ -128,11 +166,14 @@ def plan(problem: Problem, state: State | None = None, time_limit: float = 10.0,
     cur = problem.init if state is None else state
     raw = BACKENDS[name][0](problem, cur, time_limit, mode)
     seconds = time.monotonic() - start
-    costs = problem.uses_costs
+    costs = problem.action_costs
+    ignored = costs and name not in HONOURS_COSTS
     if raw.status != "solved" or raw.plan is None:
-        return PlanSearch(raw.status, None, raw.expanded, seconds, mode, name, raw.detail, raw.peak_kb, costs)
+        return PlanSearch(raw.status, None, raw.expanded, seconds, mode, name, raw.detail, raw.peak_kb, ignored,
+                          action_costs=costs)
     check = simulate(problem, list(raw.plan), cur)
     if not check.valid:  # a backend's bug or a translation gap: reported, never passed on as a plan
         return PlanSearch("unknown", None, raw.expanded, seconds, mode, name,
-                          f"{name}'s plan failed validation: {check.reason}", raw.peak_kb, costs)
-    return PlanSearch("solved", raw.plan, raw.expanded, seconds, mode, name, "", raw.peak_kb, costs)
+                          f"{name}'s plan failed validation: {check.reason}", raw.peak_kb, ignored, action_costs=costs)
+    return PlanSearch("solved", raw.plan, raw.expanded, seconds, mode, name, "", raw.peak_kb, ignored,
+                      check.cost if costs else None, costs)

@@ -100,8 +100,8 @@ def search(problem: Problem, state: State, time_limit: float, mode: Mode) -> Raw
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="tot-fd-") as tmp:
         folder = Path(tmp)
-        (folder / "domain.pddl").write_text(write_domain(problem), encoding="utf-8")
-        (folder / "problem.pddl").write_text(write_problem(problem, state), encoding="utf-8")
+        (folder / "domain.pddl").write_text(write_domain(problem, costs=True), encoding="utf-8")
+        (folder / "problem.pddl").write_text(write_problem(problem, state, costs=True), encoding="utf-8")
         plan_file, log = folder / "plan", folder / "log"
         cmd = [sys.executable, str(script), "--plan-file", str(plan_file),
                "--overall-time-limit", f"{max(1, math.ceil(time_limit))}s", *CONFIGS[mode][0],

@@ -10,8 +10,8 @@ from verifiers.pddl_model import Atom, Literal, Problem, Schema, atom_text
 from verifiers.report import AnswerReport, Check
 
 __all__ = ["GroundAction", "MAX_PLAN_CHARS", "MAX_PLAN_STEPS", "PlanResult", "State", "apply", "binding",
-           "failed_precondition", "goal_holds", "parse_action", "parse_plan", "report_plan", "simulate",
-           "unmet_goals"]
+           "failed_precondition", "goal_holds", "parse_action", "parse_plan", "plan_is_optimal", "report_plan",
+           "simulate", "unmet_goals"]
 
 State = frozenset[Atom]
 MAX_PLAN_CHARS = 200_000
@@ -136,6 +136,7 @@ class PlanResult:
     reason: str | None
     goal_reached: bool
     final: State
+    cost: int = 0  # the applied steps' total cost under the problem's metric (their number without action costs)
 
     @property
     def valid(self) -> bool:
@@ -144,20 +145,24 @@ class PlanResult:
 
 def simulate(problem: Problem, plan: list[GroundAction], state: State | None = None) -> PlanResult:
     cur = problem.init if state is None else state
+    cost = 0
     for i, act in enumerate(plan, 1):
         reason = failed_precondition(problem, cur, act)
         if reason is not None:
-            return PlanResult(len(plan), i, f"step {i} {act.text()}: {reason}", False, cur)
+            return PlanResult(len(plan), i, f"step {i} {act.text()}: {reason}", False, cur, cost)
         cur = apply(problem, cur, act)
+        cost += problem.action_cost(act.name)
     reached = goal_holds(problem, cur)
     why = None if reached else ("the goal does not hold after the last step: unmet "
                                 + ", ".join(unmet_goals(problem, cur)))
-    return PlanResult(len(plan), None, why, reached, cur)
+    return PlanResult(len(plan), None, why, reached, cur, cost)
 
 
-def report_plan(problem: Problem, answer: str, optimal_length: int | None = None,
+def report_plan(problem: Problem, answer: str, optimum: int | None = None,
                 rules: str = "PDDL plan semantics (STRIPS, typing, negative preconditions)") -> AnswerReport:
-    """The answer report of a plan: parsed, every step applicable, goal reached, length vs optimal."""
+    """The answer report of a plan: parsed, every step applicable, goal reached, and against
+    ``optimum``, the least value of the problem's objective when known: the fewest actions, or the
+    least total cost where the problem minimises action costs (``Problem.action_costs``)."""
     try:
         plan = parse_plan(answer)
     except ValueError as e:
@@ -169,9 +174,16 @@ def report_plan(problem: Problem, answer: str, optimal_length: int | None = None
         return AnswerReport(rules, tuple(checks))
     checks.append(Check("every step applicable", True))
     checks.append(Check("goal reached", res.goal_reached, res.reason or ""))
-    if optimal_length is None:
-        checks.append(Check("optimal length", None, "optimal plan length unknown", required=False))
+    if problem.action_costs:
+        name, value = "optimal cost", f"{len(plan)} steps, total cost {res.cost}"
+        detail = "the least total cost is unknown" if optimum is None else f"{value}, least {optimum}"
     else:
-        checks.append(Check("optimal length", len(plan) <= optimal_length,
-                            f"{len(plan)} steps, optimal {optimal_length}", required=False))
+        name, value = "optimal length", f"{len(plan)} steps"
+        detail = "optimal plan length unknown" if optimum is None else f"{value}, optimal {optimum}"
+    checks.append(Check(name, None if optimum is None else res.cost <= optimum, detail, required=False))
     return AnswerReport(rules, tuple(checks))
+
+
+def plan_is_optimal(report: AnswerReport) -> bool:
+    """``report_plan``'s check against a known optimum passed (by length, or by total cost)."""
+    return any(c.name in ("optimal length", "optimal cost") and c.passed is True for c in report.checks)

@@ -27,7 +27,7 @@ from tasks.planning.state import read_problem
 from tasks.planning.task import Planning
 from verifiers.pddl_model import parse_problem
 from verifiers.planner import BACKENDS, PlanSearch, plan, planner_line, resolve
-from verifiers.planning import report_plan
+from verifiers.planning import plan_is_optimal, report_plan
 
 # Its own methods: LLM+P with and without its example, the direct baseline, the planner alone on
 # the ground-truth problem (LLM+P's upper bound, and what a planner costs) and ToT over actions
@@ -78,10 +78,11 @@ def _inputs(folder: Path, i: int, with_example: bool, need_plan: bool) -> Inputs
 
 def optimal_run(out: Path, folder: Path, i: int, seconds: float,
                 planner: str | None = None) -> tuple[int | None, PlanSearch | None]:
-    """The optimal planner's plan length, remembered in DIR/optimal.jsonl (None: not within the
-    limit), and, when it ran the planner now (not read from there), that run, so that the
-    ``planner`` method in optimal mode with the same limit does not run it twice. Only a finished
-    optimal search gives a length, so a remembered one is the optimum whichever backend found it."""
+    """The problem's optimum, remembered in DIR/optimal.jsonl (None: not proved within the limit):
+    the fewest actions, or the least total cost where the problem minimises action costs; and,
+    when it ran the planner now (not read from there), that run, so that the ``planner`` method in
+    optimal mode with the same limit does not run it twice. Only a finished optimal search of the
+    problem's objective gives an optimum, so a remembered one holds whichever backend found it."""
     store = out / "optimal.jsonl"
     key = f"{folder.name}/p{i:02d}"
     if store.is_file():
@@ -90,35 +91,38 @@ def optimal_run(out: Path, folder: Path, i: int, seconds: float,
                 rec = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if rec.get("key") == key and rec.get("seconds_limit") == seconds:
-                return rec["length"], None
+            # a record without "optimum" is from before action costs were honoured: run again
+            if rec.get("key") == key and rec.get("seconds_limit") == seconds and "optimum" in rec:
+                return rec["optimum"], None
     prob = parse_problem(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "problem"))
     found = plan(prob, time_limit=seconds, mode="optimal", planner=planner)
-    length = found.optimal_length
     with store.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"key": key, "seconds_limit": seconds, "length": length, "status": found.status,
-                             "planner": found.planner, "seconds": round(found.seconds, 2)}) + "\n")
-    return length, found
+        fh.write(json.dumps({"key": key, "seconds_limit": seconds, "optimum": found.optimum,
+                             "objective": "total cost" if prob.action_costs else "actions",
+                             "length": len(found.plan) if found.plan is not None else None,
+                             "status": found.status, "planner": found.planner,
+                             "seconds": round(found.seconds, 2)}) + "\n")
+    return found.optimum, found
 
 
 def planner_row(args: argparse.Namespace, folder: Path, i: int, opt: int | None,
                 fresh: PlanSearch | None) -> tuple[dict[str, Any], float]:
     """The ``planner`` method: the ground-truth problem straight to the planner (no model), and the
-    seconds of a reused optimal-length run (0 when it ran its own). Its plan is validated twice:
-    by ``plan`` (the simulator) and by the report against the problem."""
+    seconds of a reused optimal run (0 when it ran its own). Its plan is validated twice: by
+    ``plan`` (the simulator) and by the report against the problem."""
     prob = parse_problem(read_text(domain_file(folder), "domain"), read_text(folder / f"p{i:02d}.pddl", "problem"))
     if (fresh is not None and args.planner_mode == "optimal" and args.planner_seconds == args.optimal_seconds
             and fresh.planner == args.planner):
-        found = fresh  # the optimal-length run was this very run: counted once, at its own time
+        found = fresh  # the optimal run was this very run: counted once, at its own time
     else:
         found = plan(prob, time_limit=args.planner_seconds, mode=args.planner_mode, planner=args.planner)
     steps = "\n".join(a.text() for a in found.plan) if found.plan is not None else None
     rep = report_plan(prob, steps, opt) if steps is not None else None
     solved = bool(rep and rep.verified)
-    length = len(found.plan) if found.plan is not None else None
-    fields = {"solved": solved, "optimal": bool(solved and (found.optimal or (opt is not None and length is not None
-                                                                              and length <= opt))),
-              "plan_length": length, "plan": steps.splitlines() if steps else ([] if steps is not None else None),
+    optimal = solved and (found.optimal or (rep is not None and plan_is_optimal(rep)))
+    fields = {"solved": solved, "optimal": bool(optimal),
+              "plan_length": len(found.plan) if found.plan is not None else None, "plan_cost": found.cost,
+              "plan": steps.splitlines() if steps else ([] if steps is not None else None),
               "planner": found.summary(), "planner_seconds": round(found.seconds, 3),
               "expanded": found.expanded, "calls": 0, "tokens": 0,
               "reason": None if solved else (rep.reason if rep else found.detail or found.status)}
@@ -131,7 +135,7 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
     search, its generator and evaluator); ``fresh``: the optimal-length run just made, which the
     ``planner`` method reuses when it asks for the same run."""
     row: dict[str, Any] = {"task": "planning", "id": f"{folder.name}/p{i:02d}", "domain": folder.name,
-                           "problem": i, "method": method, "optimal_length": opt}
+                           "problem": i, "method": method, "optimum": opt}
     start = time.monotonic()
     client = None
     usage: Any = None
@@ -149,10 +153,10 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
             assert client is not None  # propose needs a model
             usage = usage_for(s, client)
             if method == "direct":
-                out: Outcome = await run_direct(inp, client, seed=settings.model.seed, optimal_length=opt, usage=usage)
+                out: Outcome = await run_direct(inp, client, seed=settings.model.seed, optimum=opt, usage=usage)
             else:
                 out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
-                                     planner_mode=args.planner_mode, seed=settings.model.seed, optimal_length=opt,
+                                     planner_mode=args.planner_mode, seed=settings.model.seed, optimum=opt,
                                      usage=usage, grammar=settings.model.grammar, planner=args.planner)
             row.update(solved=out.solved, optimal=out.optimal, plan_length=len(out.plan) if out.plan else None,
                        accepted=out.accepted, grammar=out.grammar if method != "direct" else None,
@@ -174,10 +178,9 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
             usage = res.usage
             rep = report_plan(read_problem(puzzle), res.answer, opt) if res.answer else None
             solved = bool(rep and rep.verified)
-            length = len(res.answer.splitlines()) if res.answer else None
-            row.update(solved=solved, optimal=bool(solved and opt is not None and length is not None
-                                                   and length <= opt),
-                       plan_length=length, plan=res.answer.splitlines() if res.answer else None,
+            row.update(solved=solved, optimal=bool(solved and rep is not None and plan_is_optimal(rep)),
+                       plan_length=len(res.answer.splitlines()) if res.answer else None,
+                       plan=res.answer.splitlines() if res.answer else None,
                        stopped_by=res.stopped_by, expanded=res.expanded, proposed=res.proposed, rejected=res.rejected,
                        reason=None if solved else (rep.reason if rep else f"no plan ({res.stopped_by or 'ended'})"))
         if client is not None and usage is not None:

@@ -148,16 +148,17 @@ class PlanningPlugin:
             prob = parse_problem(read_text(args.domain, "domain"), read_text(args.problem, "problem"))
             found = plan(prob, time_limit=args.planner_seconds, mode=args.planner_mode, planner=planner)
             steps = [a.text() for a in found.plan] if found.plan is not None else None
-            # optimal exactly when the optimal search finished: its plan's length is then the optimum
+            # optimal exactly when the optimal search of the problem's objective finished: its plan's
+            # length (or total cost, where the problem minimises action costs) is then the optimum
             out = Outcome("planner", plan=steps, planner=found.summary(), checked_against="ground truth",
-                          optimal_length=found.optimal_length, planner_name=found.planner,
+                          optimum=found.optimum, cost_objective=prob.action_costs, planner_name=found.planner,
                           planner_optimal=found.optimal)
             if steps is None:
                 out.error = ("the problem has no plan (the planner proved it)" if found.status == "unsolvable"
                              else "the planner's time limit ran out" if found.detail in ("", "the time limit ran out")
                              else f"the planner gave no answer: {found.detail}")
             else:
-                out.report = report_plan(prob, "\n".join(steps), found.optimal_length)
+                out.report = report_plan(prob, "\n".join(steps), found.optimum)
             print_outcome(out, args.json)
             return 0 if out.solved else 1
         if not args.nl:

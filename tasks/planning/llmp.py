@@ -5,6 +5,7 @@ direct baseline: the model writes the whole plan, which is validated."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,7 @@ from tasks.planning.problem_grammar import (
 )
 from verifiers.pddl_model import Problem, parse_problem
 from verifiers.planner import Mode, plan
-from verifiers.planning import parse_action, report_plan
+from verifiers.planning import parse_action, plan_is_optimal, report_plan
 from verifiers.report import AnswerReport, Check
 
 PDDL_TOKENS = 640  # LLM+P's ground-truth problems p01-p03 are under 400 tokens
@@ -67,7 +68,10 @@ class Outcome:
     attempts: int = 0
     refusals: list[str] = field(default_factory=list)
     planner: str = ""  # the planner's one-line summary (PlanSearch.summary)
-    optimal_length: int | None = None  # proved fewest actions for the ground truth, when known
+    # The least value of the ground truth's objective, when known: its fewest actions, or its least
+    # total cost where the problem minimises action costs (``cost_objective``).
+    optimum: int | None = None
+    cost_objective: bool = False
     planner_name: str | None = None  # the backend that made the plan
     planner_optimal: bool = False  # its optimal search finished: no shorter plan for the problem it was given
     error: str | None = None
@@ -82,14 +86,16 @@ class Outcome:
 
     @property
     def optimal(self) -> bool:
-        return self.solved and self.plan is not None and self.optimal_length is not None and \
-            len(self.plan) <= self.optimal_length
+        """Solved, and the report's check against the known optimum passed (by length or total cost)."""
+        return self.solved and self.report is not None and plan_is_optimal(self.report)
 
     def to_json(self) -> dict[str, Any]:
         return {"method": self.method, "plan": self.plan, "solved": self.solved, "optimal": self.optimal,
                 "checked_against": self.checked_against, "attempts": self.attempts, "refusals": self.refusals,
                 "planner": self.planner, "planner_name": self.planner_name,
-                "planner_optimal": self.planner_optimal, "optimal_length": self.optimal_length, "error": self.error,
+                "planner_optimal": self.planner_optimal,
+                "optimal_length": None if self.cost_objective else self.optimum,
+                "optimal_cost": self.optimum if self.cost_objective else None, "error": self.error,
                 "problem_pddl": self.problem_pddl, "last_answer": self.last_answer, "grammar": self.grammar,
                 "accepted": self.accepted,
                 "report": self.report.to_json() if self.report is not None else None}
@@ -160,7 +166,8 @@ def _judge(out: Outcome, inp: Inputs, own: Problem, plan_text: str) -> None:
     """Validate the plan against the ground truth when known; else only against the model's problem."""
     if inp.truth_pddl is not None:
         truth = parse_problem(inp.domain_pddl, inp.truth_pddl)
-        out.report = report_plan(truth, plan_text, out.optimal_length,
+        out.cost_objective = truth.action_costs
+        out.report = report_plan(truth, plan_text, out.optimum,
                                  rules="PDDL plan semantics, ground-truth problem")
         out.checked_against = "ground truth"
     else:
@@ -226,13 +233,16 @@ async def _write(model: Session, prompt: str, params: GenParams, shape: DomainSh
 
 async def run_llmp(inp: Inputs, client: LMClient, *, repairs: int = 2, planner_seconds: float = 30.0,
                    planner_mode: Mode = "optimal", temperature: float = 0.0, seed: int | None = 0,
-                   optimal_length: int | None = None, usage: Usage | None = None, grammar: bool = True,
+                   optimum: int | None = None, usage: Usage | None = None, grammar: bool = True,
                    planner: str | None = None) -> Outcome:
     """One LLM+P run: write (under the domain's problem grammar unless ``grammar`` is False or it
     cannot be built), gate (with up to ``repairs`` repairs), plan, validate. Its model calls are
     counted in ``usage`` (with its budget; default: fresh counters), also ``Outcome.usage``.
     ValueError before any call when the run may not fit the model's context window."""
-    out = Outcome("llmp" if inp.example is not None else "llmp-no-example", optimal_length=optimal_length)
+    out = Outcome("llmp" if inp.example is not None else "llmp-no-example", optimum=optimum)
+    if inp.truth_pddl is not None:
+        with contextlib.suppress(ValueError):  # an unreadable domain: the run goes on, the gate says why
+            out.cost_objective = parse_problem(inp.domain_pddl, inp.truth_pddl).action_costs
     params = GenParams(n=1, temperature=temperature, max_tokens=PDDL_TOKENS, seed=seed, stop=STOPS)
     prompt = llmp_prompt(inp)
     shape: DomainShape | None = None
@@ -273,7 +283,7 @@ async def run_llmp(inp: Inputs, client: LMClient, *, repairs: int = 2, planner_s
         out.error = f"the model's problem PDDL was refused {out.attempts} times: {out.refusals[-1]}"
         return out
     found = plan(own, time_limit=planner_seconds, mode=planner_mode, planner=planner)
-    # The plan is optimal for the model's problem; for the ground truth only ``optimal_length`` can say.
+    # The plan is optimal for the model's problem; for the ground truth only ``optimum`` can say.
     out.planner = found.summary() + " (on the model's problem)"
     out.planner_name, out.planner_optimal = found.planner, found.optimal
     if found.plan is None:
@@ -314,14 +324,15 @@ def plan_lines(text: str) -> list[str]:
 
 
 async def run_direct(inp: Inputs, client: LMClient, *, temperature: float = 0.0, seed: int | None = 0,
-                     optimal_length: int | None = None, usage: Usage | None = None) -> Outcome:
+                     optimum: int | None = None, usage: Usage | None = None) -> Outcome:
     """The direct baseline: the model writes the plan; it is validated as written (the ground-truth
     problem is needed: without it there is nothing to check the plan against). Its model calls are
     counted in ``usage`` (default: fresh counters), also ``Outcome.usage``."""
-    out = Outcome("direct", optimal_length=optimal_length, attempts=1)
+    out = Outcome("direct", optimum=optimum, attempts=1)
     if inp.truth_pddl is None:
         raise ValueError("the direct baseline needs the problem PDDL to check the plan (pNN.pddl beside pNN.nl)")
     truth = parse_problem(inp.domain_pddl, inp.truth_pddl)
+    out.cost_objective = truth.action_costs
     model, errors = _session(client, usage, out)
     texts = await model.complete(direct_prompt(inp, truth), GenParams(
         n=1, temperature=temperature, max_tokens=PLAN_TOKENS, seed=seed, stop=STOPS), "direct")

@@ -49,8 +49,8 @@ class Planning:
     def answer(self, state: PlanState) -> str:
         return "\n".join(state.plan)
 
-    def report_answer(self, puzzle: str, answer: str, optimal_length: int | None = None) -> AnswerReport:
-        return report_plan(read_problem(puzzle), answer, optimal_length)
+    def report_answer(self, puzzle: str, answer: str, optimum: int | None = None) -> AnswerReport:
+        return report_plan(read_problem(puzzle), answer, optimum)
 
     def describe(self, state: PlanState) -> str:
         return f"after {len(state.plan)} actions: {' '.join(state.plan) or '(start)'}"
