@@ -215,36 +215,25 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
             for child in children:
                 stats[child.id] = _Stats()
             stats[leaf.id].children = children
-            if found is not None and answers == 1:
-                backup(path, 1.0, round_no)
-                break
-            if found is not None:  # several asked: the answers' states are terminals, the search goes on
+            reward = 0.0  # a dead end: nothing the gate let in, or the depth limit
+            if found is None and children:
+                if rollout_depth > 0:
+                    reward, found = await rollout(children)
+                else:
+                    reward = max(scale.of(c.score) for c in children)
+            if found is not None:  # an answer, found by the expansion or by the rollout
+                reward = 1.0
+            backup(path, reward, round_no)
+            if found is not None:
+                if answers == 1:
+                    break
+                # several asked: answers are terminals (expand keeps its own in ``seen``); the search goes on
+                seen.setdefault(found[1], found[0])
                 found = None
-                backup(path, 1.0, round_no)
                 if len(seen) >= answers:
                     break
-                if not children:
-                    mark_dead(path)
-                continue
             if not children:
-                backup(path, 0.0, round_no)
                 mark_dead(path)
-                continue
-            if rollout_depth > 0:
-                reward, found = await rollout(children)
-                if found is not None:
-                    backup(path, reward, round_no)
-                    if answers == 1:
-                        break
-                    if found[1] not in seen:
-                        seen[found[1]] = found[0]
-                    found = None
-                    if len(seen) >= answers:
-                        break
-                    continue
-            else:
-                reward = max(scale.of(c.score) for c in children)
-            backup(path, reward, round_no)
     except BudgetExhausted as exc:
         stopped = exc.which
     for s in stats.values():

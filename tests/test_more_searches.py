@@ -431,3 +431,21 @@ def test_a_seconds_budget_stops_a_model_free_evaluator_between_states(monkeypatc
     res = asyncio.run(solve(Game24(), "4 9 10 13", s, None, Trace()))
     assert res.stopped_by == "seconds" and res.answer is None
     assert len(judged) <= 0.3 / 0.05 + 1  # each call sleeps at least 0.05 s: at most 7 fit in 0.3 s
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(GAME24_PUZZLES.filter(game24_solvable), st.integers(2, 4))
+def test_mcts_answers_found_by_rollouts_are_listed_as_those_found_by_expansion(puzzle: str, n: int) -> None:
+    # With rollouts an answer may be reached first by a rollout's random steps: it is the run's answer
+    # alone, and the first listed when several are asked; every listed answer is checked by sympy.
+    def run(answers: int) -> SearchResult:
+        s = Settings(search=RunSearch(method="mcts", generator="enumerate", evaluator="random",
+                                      iterations=20_000, answers=answers, rollout_depth=3))
+        return asyncio.run(solve(Game24(), puzzle, s, None))
+
+    alone, several = run(1), run(n)
+    listed = [a for a, _ in several.answers or []]
+    assert alone.answer is not None and game24_ok(puzzle, alone.answer)
+    assert len(listed) == len(set(listed)) and 1 <= len(listed) <= n
+    assert all(game24_ok(puzzle, a) and v for a, v in several.answers or [])
+    assert several.answer == alone.answer == listed[0]
