@@ -84,8 +84,9 @@ def no_likelihood_notice(generator: Any) -> str | None:
     """The line ``tot solve`` prints once when the beam must do without log-likelihoods."""
     if getattr(generator, "log_likelihoods", False):
         return None
+    hint = "" if generator.name == "enumerate-rank" else "; --generator enumerate-rank gives them"
     return (f"generator `{generator.name}` gives no log-likelihoods; chains are scored by the "
-            "self-evaluation alone (lambda unused; --generator enumerate-rank gives them)")
+            f"self-evaluation alone (lambda unused{hint})")
 
 
 async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: int = DEFAULT_CANDIDATES,

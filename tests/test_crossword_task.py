@@ -258,3 +258,26 @@ def test_solve_json_reports_board_and_scores(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "deepest state reached" in text and "against the answer" not in text
     assert main(["solve", "crosswords", "--puzzle", nob, "--evaluator", "oracle"]) == 2
+
+
+def test_the_beam_draws_crossword_words_by_their_likelihood(small_lex):
+    # The crosswords' enumerate-rank puts each word's log-likelihood in its prior and says so, so the
+    # beam draws by it: one candidate a chain, a model that likes only each clue's own answer, one
+    # run -> the key (drawn uniformly among every fitting word, the beam fills a wrong grid).
+    from solver.beam import no_likelihood_notice
+    from solver.run import SearchSettings, Settings, solve
+
+    answers = dict(zip(P1.clues, P1.words(), strict=True))
+
+    def scorer(prompt, cont):
+        clue = next(c for c in answers if f"Clue: {c}" in prompt)
+        return 0.0 if cont.strip() == answers[clue] else -30.0
+
+    task = Crosswords(small_lex, candidates=None)
+    assert no_likelihood_notice(ClueRank()) is None
+    for seed in range(3):
+        s = Settings(search=SearchSettings(method="beam", generator="enumerate-rank", evaluator="oracle",
+                                           candidates=1, beam_runs=1, seed=seed))
+        res = asyncio.run(solve(task, P1.text(), s, _fake_client(ScriptedBackend(scorer=scorer))))
+        assert res.answer is not None and res.verified
+        assert "".join(res.answer.split()).upper() == P1.answer  # every word of the key
