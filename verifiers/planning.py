@@ -176,7 +176,7 @@ def report_plan(problem: Problem, answer: str, optimum: int | None = None,
     checks.append(Check("goal reached", res.goal_reached, res.reason or ""))
     if problem.action_costs:
         name, value = "optimal cost", f"{len(plan)} steps, total cost {res.cost}"
-        detail = "the least total cost is unknown" if optimum is None else f"{value}, least {optimum}"
+        detail = f"{value}; the least is unknown" if optimum is None else f"{value}, least {optimum}"
     else:
         name, value = "optimal length", f"{len(plan)} steps"
         detail = "optimal plan length unknown" if optimum is None else f"{value}, optimal {optimum}"
