@@ -43,6 +43,24 @@ class Transpositions:
         self.depth[node.state] = node.depth
         return True
 
+    def open_children(self, run: Expansion, children: list[Node[Any]], max_depth: int) -> tuple[list[Node[Any]], bool]:
+        """The children worth a judgement, and whether the depth limit cut one that still had moves.
+        Left out, each said in the trace but the first: a solved state (reaching here, its answer
+        failed the re-check: nothing below it), a duplicate (``fresh``), one at the depth limit."""
+        out: list[Node[Any]] = []
+        cut = False
+        for child in children:
+            if child.solved:
+                continue
+            if not self.fresh(child):
+                run.trace.emit("cut", node=child.id, why="duplicate")
+            elif child.depth >= max_depth:
+                cut = cut or leaf_has_moves(run, child)
+                run.trace.emit("cut", node=child.id, why="depth")
+            else:
+                out.append(child)
+        return out, cut
+
 
 def leaf_has_moves(run: Expansion, node: Node[Any]) -> bool:
     """Whether cutting ``node`` at the depth limit may lose something: a task that enumerates its
@@ -74,17 +92,8 @@ async def search_best_first(run: Expansion, *, depth: int | None = None, decimal
             hit = run.first_answer(children)
             if hit is not None:
                 return run.result(hit[0], hit[1], None)
-            fresh: list[Node[Any]] = []
-            for child in children:
-                if child.solved:
-                    continue  # a solved state whose answer the re-check refused: nothing below it
-                if not held.fresh(child):
-                    trace.emit("cut", node=child.id, why="duplicate")
-                elif child.depth >= max_depth:
-                    depth_cut = depth_cut or leaf_has_moves(run, child)
-                    trace.emit("cut", node=child.id, why="depth")
-                else:
-                    fresh.append(child)
+            fresh, cut = held.open_children(run, children, max_depth)
+            depth_cut = depth_cut or cut
             await run.score(fresh)
             for child in fresh:
                 heapq.heappush(frontier, (-quantise(child.score, decimals), -child.depth, next(order), child))

@@ -33,7 +33,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from solver.best_first import Transpositions, leaf_has_moves
+from solver.best_first import Transpositions
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
@@ -155,17 +155,8 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
                     if answer is not None and answer not in seen:
                         seen[answer] = child
                         hit = hit or (child, answer)
-        fresh: list[Node[Any]] = []
-        for child in children:
-            if child.solved:
-                continue  # its answer failed the re-check: a dead end
-            if not held.fresh(child):
-                trace.emit("cut", node=child.id, why="duplicate")
-            elif child.depth >= max_depth:
-                depth_cut = depth_cut or leaf_has_moves(run, child)
-                trace.emit("cut", node=child.id, why="depth")
-            else:
-                fresh.append(child)
+        fresh, cut = held.open_children(run, children, max_depth)  # a solved child here: a dead end
+        depth_cut = depth_cut or cut
         await run.score(fresh)
         for child in fresh:
             scale.add(child.score)
