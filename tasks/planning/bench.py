@@ -44,7 +44,7 @@ def add_bench_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--range", dest="ranks", default="1-3", help="problem numbers, e.g. 1-3 (default)")
     parser.add_argument("--repairs", type=int, default=1, help="llmp: repairs after a refused problem")
     parser.add_argument("--planner-seconds", type=float, default=20.0, help="planner limit for llmp's plan")
-    parser.add_argument("--optimal-seconds", type=float, default=20.0, help="limit for the optimal length")
+    parser.add_argument("--optimal-seconds", type=float, default=20.0, help="limit for the optimum")
     parser.add_argument("--oracle-seconds", type=float, default=5.0, help="oracle evaluator: planner limit")
     parser.add_argument("--max-steps", type=int, default=40, help="longest plan a search builds")
     parser.add_argument("--planner-mode", choices=["optimal", "satisficing"], default="optimal")

@@ -79,7 +79,8 @@ class PlanningPlugin:
         parser.add_argument("--repairs", type=int, default=2, help="llmp: repairs after a refused problem")
         parser.add_argument("--planner-seconds", type=float, default=30.0, help="planner time limit")
         parser.add_argument("--planner-mode", choices=["optimal", "satisficing"], default="optimal",
-                            help="optimal: A* with LM-cut (fewest actions); satisficing: lama-first (Fast "
+                            help="optimal: A* with LM-cut (fewest actions; the least total cost where the problem "
+                                 "minimises action costs, with Fast Downward); satisficing: lama-first (Fast "
                                  "Downward) or GBFS with FF (pyperplan)")
         parser.add_argument("--planner", default=None, metavar="NAME",
                             help=f"planner backend ({', '.join(BACKENDS)}; default: fast-downward when "
