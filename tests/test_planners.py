@@ -327,3 +327,21 @@ def test_written_costs_read_back_the_same() -> None:
     assert again.action_costs and {s.name: s.cost for s in again.schemas} == {"step": 1, "leap": 10, "wait": 0}
     bare = parse_problem(write_domain(prob), write_problem(prob))  # for backends that count actions
     assert not bare.uses_costs and not bare.action_costs
+
+
+@pytest.mark.parametrize("flag", [["--trace", "t.jsonl"], ["--iterations", "5"], ["--evaluator", "oracle"],
+                                  ["--generator", "propose"], ["--depth", "3"], ["--beam-runs", "2"]])
+@pytest.mark.parametrize("method", ["planner", "llmp", "direct"])
+def test_a_search_flag_given_to_a_planning_method_is_refused_in_one_line(
+        flag: list[str], method: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # planner, llmp and direct are not searches over thoughts: a search's flag would be ignored
+    # (--trace wrote no file), so it is refused before anything runs.
+    (tmp_path / "d.pddl").write_text(DOMAIN)
+    (tmp_path / "p.pddl").write_text(problem(3, 1))
+    argv = ["solve", "planning", "--domain", str(tmp_path / "d.pddl"), "--problem", str(tmp_path / "p.pddl"),
+            "--method", method, *[str(tmp_path / f) if f.endswith(".jsonl") else f for f in flag]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{flag[0]} is not an option of --method {method}" in err
+    assert not (tmp_path / "t.jsonl").exists()
+    assert main(argv[:-len(flag)]) == (0 if method == "planner" else 2)  # llmp and direct need --nl

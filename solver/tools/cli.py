@@ -105,6 +105,19 @@ def check_search_options(methods: Sequence[str], given: Any) -> None:
                              + " (every search takes --depth, --generator, --evaluator and the model and budget flags)")
 
 
+def check_own_method_options(args: argparse.Namespace) -> None:
+    """UsageError (one line) for a search's flag given to a task's own method (planning's
+    ``llmp``, ``direct``, ``planner``): it is not a search over thoughts, so it would ignore it."""
+    given = [_OWN_FLAGS[d][0] for d in sorted(getattr(args, "given_options", ()) or (), key=list(_OWN_FLAGS).index)]
+    given += [flag for flag, value, default in (("--trace", args.trace, None), ("--depth", args.depth, None),
+                                                ("--generator", args.generator, DEFAULT_GENERATOR),
+                                                ("--evaluator", args.evaluator, "lm"))
+              if value != default]
+    if given:
+        raise UsageError(f"{given[0]} is not an option of --method {args.method}: it is the task's own method, "
+                         "not a search over thoughts (--json gives its whole result)")
+
+
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
     names = search_names()  # the registry: built-in, user-registered and tot.searches plugins
@@ -344,6 +357,7 @@ def _fmt(result: dict[str, Any]) -> str:
 
 async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
     if args.method in getattr(plugin, "methods", ()):  # a task's own method, not a search (planning: llmp)
+        check_own_method_options(args)
         s = settings_from(args)
         run_method: Any = getattr(plugin, "run_method", None)
         own = dataclasses.replace(s, search=dataclasses.replace(s.search, generator="propose"))
