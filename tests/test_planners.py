@@ -345,3 +345,31 @@ def test_a_search_flag_given_to_a_planning_method_is_refused_in_one_line(
     assert len(err.splitlines()) == 1 and f"{flag[0]} is not an option of --method {method}" in err
     assert not (tmp_path / "t.jsonl").exists()
     assert main(argv[:-len(flag)]) == (0 if method == "planner" else 2)  # llmp and direct need --nl
+
+
+def test_pyperplan_checks_its_deadline_before_each_heuristic_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fake clock that advances one second a heuristic evaluation: with a 2.5 s limit the search
+    # may evaluate the root and two successors, then stops ("unknown"), instead of evaluating every
+    # successor of its expansion first (it ran 23 s past a 30 s limit on tyreworld p17).
+    import verifiers.planner_pyperplan as pp
+
+    clock = [0.0]
+    monkeypatch.setattr(pp, "time", type("Clock", (), {"monotonic": staticmethod(lambda: clock[0])}))
+    calls: list[int] = []
+    real = pp._Compiled.heuristic
+
+    def slow(self: pp._Compiled, mode: pp.Mode, task: object) -> object:
+        h = real(self, mode, task)  # type: ignore[arg-type]
+
+        def tick(node: object) -> float:
+            calls.append(1)
+            clock[0] += 1.0
+            return h(node)  # type: ignore[operator,no-any-return]
+        return tick
+
+    monkeypatch.setattr(pp._Compiled, "heuristic", slow)
+    prob = parse_problem(DOMAIN, problem(8, 1))
+    successors = [a for a in pp.applicable_actions(prob, prob.init)]
+    assert len(successors) > 3  # so that evaluating them all would pass the deadline by more than one
+    raw = pp.search(prob, prob.init, 2.5, "optimal")
+    assert raw.status == "unknown" and len(calls) == 3

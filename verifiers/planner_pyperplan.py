@@ -65,6 +65,21 @@ class _BudgetTask(Task):  # type: ignore[misc]
         return [(op, op.apply(state)) for op in self.operators if op.applicable(state)]
 
 
+class _Timed:
+    """A heuristic that checks the task's deadline before each evaluation. The search checks it
+    only once an expansion, and one expansion evaluates every successor: on tyreworld p17 (52
+    successors, LM-cut 0.44 s each) that ran 23 s past a 30 s limit."""
+
+    def __init__(self, heuristic: object, task: _BudgetTask) -> None:
+        self.heuristic = heuristic
+        self.task = task
+
+    def __call__(self, node: object) -> float:
+        if time.monotonic() > self.task.deadline:
+            raise _OutOfTime
+        return self.heuristic(node)  # type: ignore[operator,no-any-return]
+
+
 @dataclass(frozen=True, slots=True)
 class Grounded:
     """Every ground action whose static preconditions hold, with its fluent parts."""
@@ -193,6 +208,7 @@ def search(problem: Problem, state: State, time_limit: float, mode: Mode) -> Raw
     else:
         task = _BudgetTask(c.facts, init, c.goals, c.neg_goals, c.ops, start + time_limit)
         h = c.heuristic(mode, task)
+    h = _Timed(h, task)
     try:
         found = astar_search(task, h) if mode == "optimal" else greedy_best_first_search(task, h)
     except _OutOfTime:
