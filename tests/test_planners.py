@@ -25,7 +25,7 @@ from verifiers.pddl_model import parse_problem
 from verifiers.pddl_write import write_domain, write_problem
 from verifiers.planner import BACKENDS, available, plan
 from verifiers.planner_pyperplan import Raw
-from verifiers.planning import GroundAction
+from verifiers.planning import GroundAction, plan_is_optimal, report_plan
 from verifiers.verdict import Valid
 
 INSTALLED = available()
@@ -292,7 +292,6 @@ def test_action_costs_are_minimised_where_the_backend_can_and_said_where_not(nam
 def test_without_the_metric_every_action_counts_one_as_fast_downward_reads_it() -> None:
     prob = parse_problem(COST_DOMAIN, COST_PROBLEM.replace("(:metric minimize (total-cost))", ""))
     assert prob.uses_costs and not prob.action_costs
-    from verifiers.planning import report_plan
     rep = report_plan(prob, "(leap a c)\n(wait)", SHORTEST)
     assert rep.verified and [c.passed for c in rep.checks if c.name == "optimal length"] == [True]
     for name in INSTALLED:
@@ -301,7 +300,6 @@ def test_without_the_metric_every_action_counts_one_as_fast_downward_reads_it() 
 
 
 def test_the_report_judges_a_plan_by_its_total_cost() -> None:
-    from verifiers.planning import plan_is_optimal, report_plan
     prob = parse_problem(COST_DOMAIN, COST_PROBLEM)
     dear = report_plan(prob, "(leap a c)\n(wait)", CHEAPEST)
     cheap = report_plan(prob, "(wait)\n(step a b)\n(step b c)", CHEAPEST)
@@ -369,7 +367,7 @@ def test_pyperplan_checks_its_deadline_before_each_heuristic_evaluation(monkeypa
 
     monkeypatch.setattr(pp._Compiled, "heuristic", slow)
     prob = parse_problem(DOMAIN, problem(8, 1))
-    successors = [a for a in pp.applicable_actions(prob, prob.init)]
+    successors = pp.applicable_actions(prob, prob.init)
     assert len(successors) > 3  # so that evaluating them all would pass the deadline by more than one
     raw = pp.search(prob, prob.init, 2.5, "optimal")
     assert raw.status == "unknown" and len(calls) == 3

@@ -162,10 +162,11 @@ def llmp_prompt(inp: Inputs) -> str:
                                example=example, problem_nl=inp.problem_nl.strip())
 
 
-def _judge(out: Outcome, inp: Inputs, own: Problem, plan_text: str) -> None:
-    """Validate the plan against the ground truth when known; else only against the model's problem."""
+def _judge(out: Outcome, inp: Inputs, own: Problem, plan_text: str, truth: Problem | None = None) -> None:
+    """Validate the plan against the ground truth when known (``truth``, when the caller read it
+    already); else only against the model's problem."""
     if inp.truth_pddl is not None:
-        truth = parse_problem(inp.domain_pddl, inp.truth_pddl)
+        truth = truth or parse_problem(inp.domain_pddl, inp.truth_pddl)
         out.cost_objective = truth.action_costs
         out.report = report_plan(truth, plan_text, out.optimum,
                                  rules="PDDL plan semantics, ground-truth problem")
@@ -240,9 +241,11 @@ async def run_llmp(inp: Inputs, client: LMClient, *, repairs: int = 2, planner_s
     counted in ``usage`` (with its budget; default: fresh counters), also ``Outcome.usage``.
     ValueError before any call when the run may not fit the model's context window."""
     out = Outcome("llmp" if inp.example is not None else "llmp-no-example", optimum=optimum)
+    truth: Problem | None = None
     if inp.truth_pddl is not None:
         with contextlib.suppress(ValueError):  # an unreadable domain: the run goes on, the gate says why
-            out.cost_objective = parse_problem(inp.domain_pddl, inp.truth_pddl).action_costs
+            truth = parse_problem(inp.domain_pddl, inp.truth_pddl)
+            out.cost_objective = truth.action_costs
     params = GenParams(n=1, temperature=temperature, max_tokens=PDDL_TOKENS, seed=seed, stop=STOPS)
     prompt = llmp_prompt(inp)
     shape: DomainShape | None = None
@@ -293,7 +296,7 @@ async def run_llmp(inp: Inputs, client: LMClient, *, repairs: int = 2, planner_s
                      else f"the planner gave no answer on the model's problem: {found.detail}")
         return out
     out.plan = [a.text() for a in found.plan]
-    _judge(out, inp, own, "\n".join(out.plan))
+    _judge(out, inp, own, "\n".join(out.plan), truth)
     return out
 
 
@@ -346,7 +349,7 @@ async def run_direct(inp: Inputs, client: LMClient, *, temperature: float = 0.0,
                                   (Check("plan parses", False, "no action lines in the answer"),))
         out.checked_against = "ground truth"
         return out
-    _judge(out, inp, truth, "\n".join(out.plan))
+    _judge(out, inp, truth, "\n".join(out.plan), truth)
     return out
 
 
