@@ -103,7 +103,9 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
         raise ValueError(f"tau must be > 0 and the decay in (0, 1], not {tau} and {decay}")
     task, trace, evaluator = run.task, run.trace, run.require_evaluator()
     max_depth = depth or task.max_depth
-    uses_ll = bool(getattr(run.generator, "log_likelihoods", False))
+    # Log-likelihoods come from a model: a generator that declares them but runs without one (the
+    # crosswords' ``enumerate-rank`` used as a library, with no client) gives every prior None.
+    uses_ll = bool(getattr(run.generator, "log_likelihoods", False)) and run.model is not None
     run.start("beam", breadth=beam, candidates=candidates, mix=mix, tau=tau, decay=decay, beam_runs=runs,
               depth=max_depth, seed=seed, log_likelihood=uses_ll, generator=run.generator.name,
               evaluator=evaluator.name)

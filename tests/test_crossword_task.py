@@ -281,3 +281,18 @@ def test_the_beam_draws_crossword_words_by_their_likelihood(small_lex):
         res = asyncio.run(solve(task, P1.text(), s, _fake_client(ScriptedBackend(scorer=scorer))))
         assert res.answer is not None and res.verified
         assert "".join(res.answer.split()).upper() == P1.answer  # every word of the key
+
+
+def test_the_beam_says_no_log_likelihoods_without_a_model(small_lex):
+    # enumerate-rank used with no model gives every word a prior of None: the beam's run must say
+    # it scored without log-likelihoods (it said true), and still fill a grid by the oracle alone.
+    from solver.run import SearchSettings, Settings, solve
+
+    task = Crosswords(small_lex, candidates=None)
+    s = Settings(search=SearchSettings(method="beam", generator="enumerate-rank", evaluator="oracle",
+                                       candidates=2, beam_runs=1))
+    with_model, without = Trace(), Trace()
+    asyncio.run(solve(task, P1.text(), s, _fake_client(ScriptedBackend(scorer=lambda p, c: -1.0)), with_model))
+    asyncio.run(solve(task, P1.text(), s, None, without))
+    said = [[e["log_likelihood"] for e in t.events if e["event"] == "search"] for t in (with_model, without)]
+    assert said == [[True], [False]]
