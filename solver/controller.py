@@ -86,6 +86,7 @@ async def search_long(run: Expansion, *, max_children: int = DEFAULT_CHILDREN, m
               evaluator=evaluator.name if evaluator is not None else None)
     root = run.root()
     mem = Memory(root, root, visited={root.state})
+    run.reach(root)
 
     async def next_proposal(node: Node[Any]) -> Thought | None:
         queue = mem.pending.setdefault(node.id, [])
@@ -157,5 +158,6 @@ def _step(run: Expansion, mem: Memory, node: Node[Any], thought: Thought,
         return None
     mem.visited.add(child.state)
     run.trace.emit("keep", node=child.id, score=None)
+    run.reach(child)  # the deepest state kept, reported when no answer is found
     mem.current = child
     return None

@@ -449,3 +449,15 @@ def test_mcts_answers_found_by_rollouts_are_listed_as_those_found_by_expansion(p
     assert len(listed) == len(set(listed)) and 1 <= len(listed) <= n
     assert all(game24_ok(puzzle, a) and v for a, v in several.answers or [])
     assert several.answer == alone.answer == listed[0]
+
+
+@pytest.mark.parametrize("method", ["tot-complete", "tot-bfs", "tot-dfs", "long", "best-first", "mcts", "beam"])
+def test_every_search_reports_the_deepest_state_it_kept_when_unsolved(method: str) -> None:
+    # Crosswords report an unsolved run's deepest state (letters right); Long's controller kept
+    # none, so its output was the empty grid whatever it had filled. "1 1 1 1" has no answer, and
+    # every step of it leaves three numbers that a further step can combine.
+    s = Settings(search=RunSearch(method=method, generator="enumerate", evaluator="random"),
+                 budget=Budget(steps=30))
+    res = asyncio.run(solve(Game24(), "1 1 1 1", s, None, Trace()))
+    assert res.answer is None and res.best is not None and res.best.depth >= 2
+    assert len(res.best.state.numbers) == 4 - res.best.depth  # one number fewer a step
