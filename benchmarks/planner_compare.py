@@ -7,6 +7,9 @@ mode, domain) runs in its own child process so that its peak memory is its own.
         --seconds 30 --out results.jsonl [--domains blocksworld,grippers] [--range 1-20] [--llmp-dir DIR]
 
 Rows already in --out (same planner, mode, limit, problem) are skipped, so a cut run resumes.
+``--jobs N`` runs N (backend, mode, domain) workers at once, for a machine with N cores to spare
+(each planner call is single-threaded; run more jobs than free cores and the limits measure the
+sharing, not the planner).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import resource
 import statistics
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tasks.planning.files import LLMP_DOMAINS, domain_file, llmp_dir, read_text
@@ -77,6 +82,7 @@ def main() -> None:
     ap.add_argument("--llmp-dir", default=None)
     ap.add_argument("--out", default=None, help="JSON lines of every problem's result (resumable)")
     ap.add_argument("--table-only", action="store_true", help="print the table of --out and stop")
+    ap.add_argument("--jobs", type=int, default=1, help="(backend, mode, domain) workers run at once (default 1)")
     ap.add_argument("--worker", nargs=3, metavar=("PLANNER", "MODE", "DOMAIN"), help=argparse.SUPPRESS)
     ap.add_argument("--skip", default="", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -89,25 +95,31 @@ def main() -> None:
     if out is not None and out.is_file():
         rows = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
     if not a.table_only:
-        for planner in a.planners.split(","):
-            for mode in a.modes.split(","):
-                for d in a.domains.split(","):
-                    done = {r["problem"] for r in rows if (r["planner"], r["mode"], r["limit"], r["domain"])
-                            == (planner, mode, a.seconds, d)}
-                    cmd = [sys.executable, __file__, "--worker", planner, mode, d, "--seconds", str(a.seconds),
-                           "--range", a.range, "--skip", ",".join(map(str, sorted(done)))]
-                    if a.llmp_dir:
-                        cmd += ["--llmp-dir", a.llmp_dir]
-                    with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
-                        assert proc.stdout is not None
-                        for line in proc.stdout:
-                            r = json.loads(line)
-                            rows.append(r)
-                            print(f"{planner} {mode} {d} p{r['problem']:02d} {r['status']} len {r['length']} "
-                                  f"{r['seconds']} s", flush=True)
-                            if out is not None:
-                                with out.open("a") as fh:
-                                    fh.write(line)
+        lock = threading.Lock()
+
+        def run_worker(planner: str, mode: str, d: str) -> None:
+            done = {r["problem"] for r in rows if (r["planner"], r["mode"], r["limit"], r["domain"])
+                    == (planner, mode, a.seconds, d)}
+            cmd = [sys.executable, __file__, "--worker", planner, mode, d, "--seconds", str(a.seconds),
+                   "--range", a.range, "--skip", ",".join(map(str, sorted(done)))]
+            if a.llmp_dir:
+                cmd += ["--llmp-dir", a.llmp_dir]
+            with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
+                assert proc.stdout is not None
+                for line in proc.stdout:
+                    r = json.loads(line)
+                    with lock:  # one row at a time into the list, the screen and --out
+                        rows.append(r)
+                        print(f"{planner} {mode} {d} p{r['problem']:02d} {r['status']} len {r['length']} "
+                              f"{r['seconds']} s", flush=True)
+                        if out is not None:
+                            with out.open("a") as fh:
+                                fh.write(line)
+
+        work = [(p, m, d) for p in a.planners.split(",") for m in a.modes.split(",") for d in a.domains.split(",")]
+        with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            for fut in [pool.submit(run_worker, *w) for w in work]:
+                fut.result()
     print(table(rows))
 
 
