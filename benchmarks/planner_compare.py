@@ -97,9 +97,7 @@ def main() -> None:
     if not a.table_only:
         lock = threading.Lock()
 
-        def run_worker(planner: str, mode: str, d: str) -> None:
-            done = {r["problem"] for r in rows if (r["planner"], r["mode"], r["limit"], r["domain"])
-                    == (planner, mode, a.seconds, d)}
+        def run_worker(planner: str, mode: str, d: str, done: set[int]) -> None:
             cmd = [sys.executable, __file__, "--worker", planner, mode, d, "--seconds", str(a.seconds),
                    "--range", a.range, "--skip", ",".join(map(str, sorted(done)))]
             if a.llmp_dir:
@@ -116,7 +114,13 @@ def main() -> None:
                             with out.open("a") as fh:
                                 fh.write(line)
 
-        work = [(p, m, d) for p in a.planners.split(",") for m in a.modes.split(",") for d in a.domains.split(",")]
+        def done_in(planner: str, mode: str, d: str) -> set[int]:
+            return {r["problem"] for r in rows if (r["planner"], r["mode"], r["limit"], r["domain"])
+                    == (planner, mode, a.seconds, d)}
+
+        # what each worker skips, read before any runs (the workers append to ``rows``)
+        work = [(p, m, d, done_in(p, m, d))
+                for p in a.planners.split(",") for m in a.modes.split(",") for d in a.domains.split(",")]
         with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
             for fut in [pool.submit(run_worker, *w) for w in work]:
                 fut.result()

@@ -285,7 +285,7 @@ def test_the_beam_draws_crossword_words_by_their_likelihood(small_lex):
 
 def test_the_beam_says_no_log_likelihoods_without_a_model(small_lex):
     # enumerate-rank used with no model gives every word a prior of None: the beam's run must say
-    # it scored without log-likelihoods (it said true), and still fill a grid by the oracle alone.
+    # it scored without log-likelihoods (it said true); with a model it says it used them.
     from solver.run import SearchSettings, Settings, solve
 
     task = Crosswords(small_lex, candidates=None)
