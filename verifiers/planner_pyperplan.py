@@ -58,10 +58,14 @@ class _BudgetTask(Task):  # type: ignore[misc]
     def goal_reached(self, state: frozenset[str]) -> bool:
         return self.goals <= state and not (self.neg_goals & state)
 
-    def get_successor_states(self, state: frozenset[str]) -> list[tuple[Operator, frozenset[str]]]:
-        self.expanded += 1
+    def check_deadline(self) -> None:
+        """_OutOfTime once the deadline has passed."""
         if time.monotonic() > self.deadline:
             raise _OutOfTime
+
+    def get_successor_states(self, state: frozenset[str]) -> list[tuple[Operator, frozenset[str]]]:
+        self.expanded += 1
+        self.check_deadline()
         return [(op, op.apply(state)) for op in self.operators if op.applicable(state)]
 
 
@@ -75,8 +79,7 @@ class _Timed:
         self.task = task
 
     def __call__(self, node: object) -> float:
-        if time.monotonic() > self.task.deadline:
-            raise _OutOfTime
+        self.task.check_deadline()
         return self.heuristic(node)  # type: ignore[operator,no-any-return]
 
 
