@@ -28,10 +28,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from tasks.planning.files import LLMP_DOMAINS, domain_file, llmp_dir, read_text
+from tasks.planning.files import domain_file, llmp_dir, read_text
 from verifiers.pddl_model import parse_problem
 from verifiers.pddl_write import write_domain, write_problem
 from verifiers.planning import parse_plan, simulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from planner_compare import add_problem_options  # noqa: E402  (the sibling script's run options)
 
 PLANNERS = {"satisficing": ["BFWS"], "optimal": ["BRFS_Planner"]}
 MAX_PLAN_FILE = 2_000_000
@@ -90,11 +93,7 @@ def run_one(python: str, cli: str, mode: str, dom_text: str, prob_text: str, sec
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lapkt-python", required=True, help="an interpreter with lapkt and clingo installed")
-    ap.add_argument("--modes", default="satisficing,optimal")
-    ap.add_argument("--seconds", type=float, default=30.0)
-    ap.add_argument("--domains", default=",".join(LLMP_DOMAINS))
-    ap.add_argument("--range", default="1-20")
-    ap.add_argument("--llmp-dir", default=None)
+    add_problem_options(ap, "satisficing,optimal")
     ap.add_argument("--out", required=True, help="JSON lines of every problem's result (resumable)")
     a = ap.parse_args()
     cli = str(Path(a.lapkt_python).parent / "lapkt_cmd.py")

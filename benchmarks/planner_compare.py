@@ -72,14 +72,19 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--planners", default="fast-downward,pyperplan")
-    ap.add_argument("--modes", default="optimal,satisficing")
+def add_problem_options(ap: argparse.ArgumentParser, modes: str) -> None:
+    """The options that choose the runs, shared with ``lapkt_compare.py``."""
+    ap.add_argument("--modes", default=modes)
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--domains", default=",".join(LLMP_DOMAINS))
     ap.add_argument("--range", default="1-20")
     ap.add_argument("--llmp-dir", default=None)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--planners", default="fast-downward,pyperplan")
+    add_problem_options(ap, "optimal,satisficing")
     ap.add_argument("--out", default=None, help="JSON lines of every problem's result (resumable)")
     ap.add_argument("--table-only", action="store_true", help="print the table of --out and stop")
     ap.add_argument("--jobs", type=int, default=1, help="(backend, mode, domain) workers run at once (default 1)")
