@@ -12,7 +12,9 @@ row with status ``invalid``, never "solved".
 
 Modes: satisficing is BFWS (``DUAL-BFWS``, LAPKT's default); optimal is its breadth-first search
 (``BRFS_Planner``, blind: shortest plans in actions), where a plan counts as proved optimal only
-when a breadth-first search finishes with it. Rows already in --out are skipped (resumable);
+when a breadth-first search finishes with it. ``--memory-mb M`` caps each LAPKT process's address
+space (its breadth-first search held 3 GB after 30 s); a call that runs out of it ends without a
+plan, a row with status "unknown" and its exit in the detail. Rows already in --out are skipped (resumable);
 print the table with ``planner_compare.py --table-only --out lapkt.jsonl``.
 """
 
@@ -34,14 +36,16 @@ from verifiers.pddl_write import write_domain, write_problem
 from verifiers.planning import parse_plan, simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from planner_compare import add_problem_options  # noqa: E402  (the sibling script's run options)
+from planner_compare import add_problem_options, limit_memory  # noqa: E402  (the sibling script's run options, memory cap)
 
 PLANNERS = {"satisficing": ["BFWS"], "optimal": ["BRFS_Planner"]}
 MAX_PLAN_FILE = 2_000_000
 
 
-def run_one(python: str, cli: str, mode: str, dom_text: str, prob_text: str, seconds: float) -> dict:
-    """One LAPKT call in its own process group, killed at ``seconds`` of wall clock."""
+def run_one(python: str, cli: str, mode: str, dom_text: str, prob_text: str, seconds: float,
+            memory_mb: int | None = None) -> dict:
+    """One LAPKT call in its own process group, killed at ``seconds`` of wall clock, its address
+    space capped at ``memory_mb`` (None: no cap)."""
     problem = parse_problem(dom_text, prob_text)
     with tempfile.TemporaryDirectory(prefix="tot-lapkt-") as tmp:
         folder = Path(tmp)
@@ -53,7 +57,8 @@ def run_one(python: str, cli: str, mode: str, dom_text: str, prob_text: str, sec
         start = time.monotonic()
         with open(folder / "out", "wb") as out:
             proc = subprocess.Popen(cmd, cwd=folder, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    preexec_fn=lambda: limit_memory(memory_mb))
             rusage = None
             while True:
                 pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
@@ -72,7 +77,10 @@ def run_one(python: str, cli: str, mode: str, dom_text: str, prob_text: str, sec
                      "length": None, "optimal": False, "detail": ""}
         if proc.returncode == -9:
             return {**row, "status": "unknown", "detail": "the time limit ran out"}
-        if not plan_file.is_file():
+        if proc.returncode != 0 or not plan_file.is_file():
+            # LAPKT opens its plan file before it searches: after a failure (std::bad_alloc under
+            # --memory-mb, exit 1) an empty file is there, and an empty plan is valid where the goal
+            # already holds, so a failed exit is "unknown" whatever the file holds.
             tail = (folder / "out").read_bytes()[-300:].decode("utf-8", "replace").strip().splitlines()
             return {**row, "status": "unknown", "detail": f"exit {proc.returncode}, no plan: {tail[-1:]}"}
         if plan_file.stat().st_size > MAX_PLAN_FILE:
@@ -112,7 +120,8 @@ def main() -> None:
                     continue
                 prob = read_text(folder / f"p{i:02d}.pddl", "problem")
                 r = {"planner": "lapkt", "mode": mode, "limit": a.seconds, "domain": d, "problem": i,
-                     **run_one(a.lapkt_python, cli, mode, dom, prob, a.seconds)}
+                     **run_one(a.lapkt_python, cli, mode, dom, prob, a.seconds, a.memory_mb),
+                     "memory_limit_mb": a.memory_mb}
                 r["peak_kb_so_far"] = r["planner_peak_kb"]
                 print(f"lapkt {mode} {d} p{i:02d} {r['status']} len {r['length']} {r['seconds']} s {r['detail']}",
                       flush=True)

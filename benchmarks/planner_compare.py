@@ -9,7 +9,9 @@ mode, domain) runs in its own child process so that its peak memory is its own.
 Rows already in --out (same planner, mode, limit, problem) are skipped, so a cut run resumes.
 ``--jobs N`` runs N (backend, mode, domain) workers at once, for a machine with N cores to spare
 (each planner call is single-threaded; run more jobs than free cores and the limits measure the
-sharing, not the planner).
+sharing, not the planner). ``--memory-mb M`` caps each worker's address space, and so each
+planner process it starts (``RLIMIT_AS``, inherited): a search that runs out of it is a row with
+status "unknown" and the limit in its detail, and the machine's other jobs go on.
 """
 
 from __future__ import annotations
@@ -21,15 +23,23 @@ import statistics
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tasks.planning.files import LLMP_DOMAINS, domain_file, llmp_dir, read_text
 from verifiers.pddl_model import parse_problem
-from verifiers.planner import plan
+from verifiers.planner import PlanSearch, plan
+
+
+def limit_memory(mb: int | None) -> None:
+    """Cap this process's address space (and its children's) at ``mb`` megabytes; None: no cap."""
+    if mb is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (mb * 1024 * 1024, mb * 1024 * 1024))
 
 
 def worker(a: argparse.Namespace) -> None:
+    limit_memory(a.memory_mb)
     folder = llmp_dir(a.llmp_dir) / a.domain
     dom = read_text(domain_file(folder), "domain")
     lo, hi = (int(x) for x in a.range.split("-"))
@@ -38,7 +48,12 @@ def worker(a: argparse.Namespace) -> None:
         if str(i) in skip:
             continue
         prob = parse_problem(dom, read_text(folder / f"p{i:02d}.pddl", "problem"))
-        found = plan(prob, time_limit=a.seconds, mode=a.mode, planner=a.planner)
+        start = time.monotonic()
+        try:
+            found = plan(prob, time_limit=a.seconds, mode=a.mode, planner=a.planner)
+        except MemoryError:  # an in-process planner (pyperplan, pymimir) past --memory-mb
+            found = PlanSearch(status="unknown", plan=None, expanded=0, seconds=time.monotonic() - start,
+                               mode=a.mode, planner=a.planner, detail=f"out of memory (--memory-mb {a.memory_mb})")
         own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         print(json.dumps({"planner": a.planner, "mode": a.mode, "limit": a.seconds, "domain": a.domain,
@@ -46,7 +61,7 @@ def worker(a: argparse.Namespace) -> None:
                           "length": len(found.plan) if found.plan is not None else None,
                           "seconds": round(found.seconds, 3), "expanded": found.expanded,
                           "detail": found.detail, "peak_kb_so_far": max(own, kids),
-                          "planner_peak_kb": found.peak_kb}), flush=True)
+                          "planner_peak_kb": found.peak_kb, "memory_limit_mb": a.memory_mb}), flush=True)
 
 
 def table(rows: list[dict]) -> str:
@@ -78,6 +93,8 @@ def add_problem_options(ap: argparse.ArgumentParser, modes: str) -> None:
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--domains", default=",".join(LLMP_DOMAINS))
     ap.add_argument("--range", default="1-20")
+    ap.add_argument("--memory-mb", type=int, default=None,
+                    help="address-space limit of each planner process, in MB (default: none)")
     ap.add_argument("--llmp-dir", default=None)
 
 
@@ -105,6 +122,8 @@ def main() -> None:
         def run_worker(planner: str, mode: str, d: str, done: set[int]) -> None:
             cmd = [sys.executable, __file__, "--worker", planner, mode, d, "--seconds", str(a.seconds),
                    "--range", a.range, "--skip", ",".join(map(str, sorted(done)))]
+            if a.memory_mb is not None:
+                cmd += ["--memory-mb", str(a.memory_mb)]
             if a.llmp_dir:
                 cmd += ["--llmp-dir", a.llmp_dir]
             with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
