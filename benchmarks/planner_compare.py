@@ -59,6 +59,7 @@ def worker(a: argparse.Namespace) -> None:
         print(json.dumps({"planner": a.planner, "mode": a.mode, "limit": a.seconds, "domain": a.domain,
                           "problem": i, "status": found.status, "optimal": found.optimal,
                           "length": len(found.plan) if found.plan is not None else None,
+                          "cost": found.cost,  # the plan's total cost where the problem minimises costs
                           "seconds": round(found.seconds, 3), "expanded": found.expanded,
                           "detail": found.detail, "peak_kb_so_far": max(own, kids),
                           "planner_peak_kb": found.peak_kb, "memory_limit_mb": a.memory_mb}), flush=True)
