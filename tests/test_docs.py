@@ -190,6 +190,8 @@ tot() {
   fi
   "$TOT_DOCS_PYTHON" -m solver.tools.cli "$@" "${extra[@]}"
 }
+# the pages' `python` is the interpreter the project is installed in (a venv need not be on PATH)
+python() { "$TOT_DOCS_PYTHON" "$@"; }
 """
 
 
