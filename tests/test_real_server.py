@@ -1,5 +1,6 @@
-"""The OpenAI-compatible path against a real server: llama-cpp-python's own (``python -m
-llama_cpp.server``, the ``server`` extra) serving the embedded model on 127.0.0.1 with one thread.
+"""The OpenAI-compatible path against a real server: llama-cpp-python's own (the ``server`` extra),
+started by the project's launcher ``python -m solver.lm.llama_server``, serving the embedded model
+on 127.0.0.1 with one thread.
 
 The server starts once for this file. Each test makes few, short requests (the whole file takes
 about two minutes on two shared cores). What is checked comes from the server's answers and from
@@ -32,7 +33,7 @@ from solver.lm.openai_backend import OpenAIBackend  # noqa: E402
 from solver.tools.cli import main  # noqa: E402
 
 pytestmark = pytest.mark.model
-MODEL = "gemma3-270m"  # the alias the server is started with
+MODEL = "gemma3-270m"  # the alias the launcher gives the embedded model (written here, not imported)
 
 
 def _free_port() -> int:
@@ -41,23 +42,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-# llama_cpp.server with the model loaded as ``tot`` loads it, extra buffer types off: with them on
-# (the server's default, no option turns them off) the first decode crashes AMX CPUs (llama.cpp
-# issue 20824; seen here on 2026-12-05: every test below failed, the server gone after /models).
-_LAUNCH = ("import runpy; from llama_cpp import _internals; from solver.lm.local import _without_extra_buffer_types; "
-           "_internals.LlamaModel = _without_extra_buffer_types(); "
-           "runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)")
-
-
 def _start(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     """llama-cpp-python's server on a free port of 127.0.0.1, once it answers ``/models``."""
-    from solver.lm.local import model_path
-
     port = _free_port()
     threads = os.environ.get("TOT_THREADS", "1")
-    cmd = [sys.executable, "-c", _LAUNCH, "--model", str(model_path()), "--model_alias", MODEL,
-           "--host", "127.0.0.1", "--port", str(port), "--n_threads", threads, "--n_threads_batch", threads,
-           "--n_ctx", "2048", "--chat_format", "gemma"]
+    # The project's launcher (docs/models.md), with no --model: the embedded model under its alias,
+    # extra buffer types off (llama_cpp.server's default, on, crashes AMX CPUs on the first decode).
+    cmd = [sys.executable, "-m", "solver.lm.llama_server", "--host", "127.0.0.1", "--port", str(port),
+           "--n_threads", threads, "--n_threads_batch", threads, "--n_ctx", "2048"]
     with log.open("wb") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
