@@ -3,8 +3,11 @@
     TOT_THREADS=1 python benchmarks/server_vs_embedded.py            # table on stdout
     TOT_THREADS=1 python benchmarks/server_vs_embedded.py --json
 
-Starts ``python -m llama_cpp.server`` on 127.0.0.1 with the embedded Gemma 3 270M file and
-``--n_threads $TOT_THREADS`` (as tests/test_real_server.py does), then measures, each once:
+Starts llama-cpp-python's server on 127.0.0.1 with the embedded Gemma 3 270M file and
+``--n_threads $TOT_THREADS`` through the project's launcher ``python -m solver.lm.llama_server``
+(as tests/test_real_server.py does: the weights loaded as ``tot`` loads them, extra buffer types
+off); ``--plain-server`` starts ``python -m llama_cpp.server`` as it is instead (extra buffer
+types on: its first decode crashes CPUs with AMX). Then it measures, each once:
 
 1. ``tot models --base-url URL --json``: what the probe finds (requests served at once, the cost of
    one request of each scoring mode, decoding with and without a grammar) and what ``auto`` picks;
@@ -47,12 +50,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(threads: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(threads: str, plain: bool = False) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()), "--model_alias", MODEL,
+    server = "llama_cpp.server" if plain else "solver.lm.llama_server"
+    cmd = [sys.executable, "-m", server, "--model", str(model_path()), "--model_alias", MODEL,
            "--host", "127.0.0.1", "--port", str(port), "--n_threads", threads, "--n_threads_batch", threads,
            "--n_ctx", "2048", "--chat_format", "gemma"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -118,6 +123,8 @@ def main() -> int:
                     help="seconds allowed the echo request (0: skip the value-prompt stage)")
     ap.add_argument("--budget-calls", type=int, default=None,
                     help="the same call budget for both solves: compare a stated subset of the search")
+    ap.add_argument("--plain-server", action="store_true",
+                    help="python -m llama_cpp.server as it is (extra buffer types on: crashes AMX CPUs)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", default=None, help="write the figures so far to this file after each stage")
     args = ap.parse_args()
@@ -126,7 +133,7 @@ def main() -> int:
     rows: dict[str, Any] = {"puzzle": args.puzzle, "budget_calls": args.budget_calls, "threads": threads,
                             "cpus": os.cpu_count(),
                             "load_before": os.getloadavg()[0]}
-    proc, url = start_server(threads)
+    proc, url = start_server(threads, args.plain_server)
     try:
         took, code, out, err = tot(["models", "--base-url", url, "--json", "--timeout", "300"], args.limit)
         rows["models_seconds"] = round(took, 1)
