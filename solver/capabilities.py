@@ -22,10 +22,10 @@ from verifiers.verdict import Invalid, Verdict
 __all__ = [
     "CAPABILITIES", "CORE", "AnswerGrammar", "AnswerKey", "AnswerParser", "AnswerRules", "OwnBaselines",
     "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
-    "ChoicePrompt", "DeclaresNeeds", "HasOptions", "HasOracle", "LegalMoves", "LimitedMoves",
+    "ChoicePrompt", "DeclaresNeeds", "HasDistance", "HasOptions", "HasOracle", "LegalMoves", "LimitedMoves",
     "MissingCapability", "Needs",
     "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
-    "SoftScore", "ThoughtGrammar", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing",
+    "SoftScore", "ThoughtGrammar", "TrainingPrompts", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing",
     "missing_message",
     "find", "has", "needs_of", "no_model", "require", "require_core", "require_model", "require_parts", "task_options",
 ]
@@ -121,6 +121,31 @@ class HasOracle(Protocol):
 
     def oracle(self, state: Any) -> bool:
         """Can this state still be completed to a solution? Never calls a model."""
+
+
+@runtime_checkable
+class HasDistance(Protocol):
+    """Exact distance to a solution, where the task can prove it (planning: the length of an
+    optimal plan). Used by the label export (``solver.labels``): a step is good when it keeps a
+    solution reachable and shortens the distance by one."""
+
+    def distance(self, state: Any) -> int | None:
+        """Steps of the shortest way from ``state`` to a solution; -1 when none exists (proved);
+        None when it could not be decided (e.g. a time limit ran out). Never calls a model."""
+
+
+@runtime_checkable
+class TrainingPrompts(Protocol):
+    """Short zero-shot prompts for exported training data and for the adapters trained on it
+    (``tot export``, ``tot train``): a trained model needs no few-shot block. A model run with an
+    adapter trained on them gets these prompts in place of the few-shot ones (the ``value`` and
+    ``likelihood`` evaluators; ``propose``, ``sample`` and ``enumerate-rank``)."""
+
+    def train_value_prompt(self, state: Any) -> str:
+        """Prompt after which the value label follows (`` sure`` or `` impossible``)."""
+
+    def train_step_prompt(self, state: Any) -> str:
+        """Prompt, ending in a newline, after which one next thought follows on its own line."""
 
 
 @runtime_checkable
@@ -303,6 +328,8 @@ CAPABILITIES: dict[type, str] = {
     VotePrompt: "a vote prompt (VotePrompt: vote_prompt(states, chat))",
     ChoicePrompt: "a choice prompt (ChoicePrompt: choice_prompt(state, thoughts, chat))",
     HasOracle: "an exact oracle (HasOracle: oracle(state) -> bool)",
+    HasDistance: "an exact distance to a solution (HasDistance: distance(state) -> int | None)",
+    TrainingPrompts: "short prompts for training data (TrainingPrompts: train_value_prompt, train_step_prompt)",
     Restorable: "states restorable from a trace (Restorable: restore(puzzle, description))",
     Unchecked: "an unchecked mode (Unchecked: apply_unchecked(state, thought))",
     HasOptions: "options that rebuild it (HasOptions: options() -> dict)",

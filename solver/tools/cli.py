@@ -33,7 +33,7 @@ from verifiers.report import AnswerReport
 # ``add_parser(subparsers, plugins)`` and ``run(args, plugins) -> int`` (sync or async) and is
 # listed here by import path.
 COMMAND_MODULES: tuple[str, ...] = ("solver.tools.show", "solver.tools.audit", "solver.tools.bench",
-                                   "solver.tools.models", "solver.tools.listing")
+                                   "solver.tools.models", "solver.tools.listing", "solver.tools.export")
 
 
 def _command_of(module: str) -> str:

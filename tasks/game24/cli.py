@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tasks.game24.data import default_csv, load_csv, solvable_puzzles
+from tasks.game24.data import all_multisets, default_csv, load_csv, solvable_puzzles
 from tasks.game24.task import Game24, parse_puzzle
 
 
@@ -53,6 +53,44 @@ class Game24Plugin:
         parse_puzzle(args.puzzle)  # malformed puzzle: ValueError, exit status 2
         report = Game24().report_answer(args.puzzle, args.answer)
         return report.verified, "\n".join(report.lines())
+
+    # ``tot export game24`` (solver/tools/export.py): the paper's test puzzles are never exported.
+    export_splits = ("train", "val")
+    held_out = "the paper's test puzzles, ranks 901-1000 of 24.csv (the README's and docs' Game-of-24 tables)"
+
+    def add_export_args(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--data", default=None,
+                            help="the paper's 24.csv, which names the held-out and validation puzzles "
+                                 "(default: the copy shipped with the package)")
+
+    def export_puzzles(self, split: str, args: argparse.Namespace) -> list[tuple[str, str]]:
+        """val: ranks 801-900 of 24.csv; train: every other four-number multiset of 1..13
+        (solvable or not) outside ranks 801-1000."""
+        ranks = self._ranks(args)
+        if split == "val":
+            return [(f"csv:{r}", p) for p, r in ranks.items() if 801 <= r <= 900]
+        if split == "train":
+            out = []
+            for ms in all_multisets():
+                text = " ".join(map(str, ms))
+                rank = ranks.get(text)
+                if rank is None:
+                    out.append((f"multiset:{text}", text))
+                elif not 801 <= rank <= 1000:
+                    out.append((f"csv:{rank}", text))
+            return out
+        raise ValueError(f"unknown split {split!r}; choose from {', '.join(self.export_splits)}")
+
+    def held_out_puzzles(self, args: argparse.Namespace) -> set[str]:
+        return {p for p, r in self._ranks(args).items() if 901 <= r <= 1000}
+
+    def _ranks(self, args: argparse.Namespace) -> dict[str, int]:
+        """Puzzle text (numbers ascending, one space) -> its rank in 24.csv."""
+        path = getattr(args, "data", None) or default_csv()
+        out = {}
+        for rank, puzzle in load_csv(path):
+            out[" ".join(str(n) for n in sorted(parse_puzzle(puzzle)))] = rank
+        return out
 
     def task_from_options(self, options: dict[str, object]) -> Game24:
         """The task a trace's run header describes (``tot verify --trace``)."""

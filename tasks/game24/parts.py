@@ -14,7 +14,7 @@ from tasks.game24.state import TARGET, State24, wrap
 from verifiers.arithmetic import Policy, can_reach, format_number, legal_steps, parse_number, parse_step
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
-__all__ = ["GateOptions", "LegalSteps", "Reach24", "RestoreNumbers", "SearchPrompts", "TrustedSteps",
+__all__ = ["GateOptions", "LegalSteps", "Reach24", "RestoreNumbers", "SearchPrompts", "ShortPrompts", "TrustedSteps",
            "parse_proposals"]
 
 # A bullet is not the sign of a negative first operand: "-1 * 1 = -1" keeps its minus.
@@ -76,6 +76,17 @@ class SearchPrompts:
     def vote_prompt(self, states: Sequence[State24], chat: bool) -> str:
         choices = "\n".join(f"Choice {k}: {s.text()}" for k, s in enumerate(states, 1))
         return prompts.VOTE_FEWSHOT.format(choices=choices)
+
+
+class ShortPrompts:
+    """TrainingPrompts: the zero-shot prompts of ``tot export game24`` and of the adapters trained
+    on its data (``tot train game24``); labels ` sure`/` impossible`, steps in the gate's form."""
+
+    def train_value_prompt(self, state: State24) -> str:
+        return prompts.TRAIN_VALUE.format(numbers=state.text())
+
+    def train_step_prompt(self, state: State24) -> str:
+        return prompts.TRAIN_STEP.format(numbers=state.text())
 
 
 class Reach24:

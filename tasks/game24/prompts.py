@@ -95,6 +95,11 @@ Numbers: {numbers}
 {options}
 Best step:"""
 
+# ---- short zero-shot prompts (TrainingPrompts): exported training data and the adapters trained on it
+
+TRAIN_VALUE = "Numbers: {numbers}\nCan they reach 24? Answer:"
+TRAIN_STEP = "Numbers: {numbers}\nNext step:\n"
+
 # ---- baselines (IO, CoT, refinement); every example below is checked by tests/test_baselines_game24.py
 
 IO_FEWSHOT = """Use the four numbers and + - * / to make 24. Each number is used exactly once.

@@ -9,7 +9,15 @@ from __future__ import annotations
 from solver.task import Thought
 from tasks.game24.baselines import Baselines
 from tasks.game24.grammar import Game24Grammar
-from tasks.game24.parts import GateOptions, LegalSteps, Reach24, RestoreNumbers, SearchPrompts, TrustedSteps
+from tasks.game24.parts import (
+    GateOptions,
+    LegalSteps,
+    Reach24,
+    RestoreNumbers,
+    SearchPrompts,
+    ShortPrompts,
+    TrustedSteps,
+)
 from tasks.game24.state import MAX_INPUT, TARGET, State24, apply_step, parse_puzzle, root_state
 from verifiers.arithmetic import RULES_24, Policy, check_step, report_answer
 from verifiers.report import AnswerReport, Check
@@ -27,7 +35,7 @@ class Game24:
     def __init__(self, policy: Policy = "reject") -> None:
         self.policy: Policy = policy
         self.parts = (LegalSteps(), SearchPrompts(), Reach24(), RestoreNumbers(), TrustedSteps(),
-                      GateOptions(policy), Baselines(), Game24Grammar())
+                      GateOptions(policy), Baselines(), Game24Grammar(), ShortPrompts())
 
     def root(self, puzzle: str) -> State24:
         return root_state(puzzle)
