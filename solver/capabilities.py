@@ -25,7 +25,8 @@ __all__ = [
     "ChoicePrompt", "DeclaresNeeds", "HasDistance", "HasOptions", "HasOracle", "LegalMoves", "LimitedMoves",
     "MissingCapability", "Needs",
     "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
-    "SoftScore", "ThoughtGrammar", "TrainingPrompts", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt", "missing",
+    "SoftScore", "ThoughtGrammar", "TrainingPrompts", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt",
+    "missing",
     "missing_message",
     "find", "has", "needs_of", "no_model", "require", "require_core", "require_model", "require_parts", "task_options",
 ]

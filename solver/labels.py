@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterator
+from typing import Any, Hashable
 
 from solver.capabilities import HasDistance, HasOracle, LegalMoves, LimitedMoves, find, require
 from solver.task import Task

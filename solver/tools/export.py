@@ -221,8 +221,7 @@ def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
     splits = _names(args.splits, plugin.export_splits, "splits")
     formats = _names(args.formats, FORMATS, "formats")
     task = plugin.make_task(args)
-    for part, what in ((LegalMoves, "legal-move enumeration"), (HasOracle, "exact oracle"),
-                       (TrainingPrompts, "training prompts")):
+    for part in (LegalMoves, HasOracle, TrainingPrompts):
         if find(task, part) is None:
             raise ValueError(missing_message(task, part, "tot export"))
     out = Path(args.out)
