@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, ClassVar, Protocol, Sequence
 
-from solver.capabilities import HasOracle, Needs, ValuePrompts, VotePrompt, no_model, require
+from solver.capabilities import HasOracle, Needs, TrainingPrompts, ValuePrompts, VotePrompt, find, no_model, require
+from solver.lm.adapters import trained_for
 from solver.lm.base import GenParams
 from solver.lm.session import Session
 from solver.node import Node
@@ -36,12 +37,29 @@ class Evaluator(Protocol):
 _OneState = Callable[[ValuePrompts, Node[Any], Session], Awaitable[tuple[float, Any]]]
 
 
+class _TrainedValue:
+    """ValuePrompts with the task's short value prompt (TrainingPrompts), for a model whose
+    adapter was trained on it (solver/lm/adapters.py); the label parser stays the task's."""
+
+    def __init__(self, prompts: ValuePrompts, short: TrainingPrompts) -> None:
+        self.prompts, self.short = prompts, short
+
+    def value_prompt(self, state: Any, chat: bool) -> str:
+        return self.short.train_value_prompt(state)
+
+    def parse_value(self, text: str) -> str | None:
+        return self.prompts.parse_value(text)
+
+
 async def _each_state(name: str, one: _OneState, task: Task[Any], nodes: Sequence[Node[Any]],
                       model: Session | None) -> list[tuple[float, Any]]:
     """Value-prompt evaluators: ``one`` per node, concurrently, after the capability and model checks."""
     prompts = require(task, ValuePrompts, f"evaluator `{name}`")
     if model is None:
         raise no_model(f"evaluator `{name}`")
+    short = find(task, TrainingPrompts) if trained_for(model.backend, "value") else None
+    if short is not None:
+        prompts = _TrainedValue(prompts, short)
     return list(await model.gather(*(one(prompts, nd, model) for nd in nodes)))
 
 

@@ -14,17 +14,19 @@ from solver.capabilities import (
     ProposePrompts,
     SamplePrompts,
     ThoughtGrammar,
+    TrainingPrompts,
     find,
     no_model,
     require,
 )
 from solver.grammar import lines, one_line
+from solver.lm.adapters import trained_for
 from solver.lm.base import GenParams
 from solver.lm.session import Session
 from solver.task import Task, Thought
 
 __all__ = ["EnumerateChoice", "EnumerateRank", "GENERATORS", "Generator", "GeneratorFactory", "Propose", "Sample",
-           "first_thoughts", "make_generator", "register_generator", "thought_grammar"]
+           "first_thoughts", "make_generator", "register_generator", "step_prompt", "thought_grammar"]
 
 # Tokens a proposed line may take (a Game-of-24 step with fractions is about 28 with Gemma's
 # tokenizer): a ``propose`` grammar allows as many lines as fit in the token limit, so that the
@@ -67,7 +69,8 @@ class Propose:
         one = thought_grammar(task, state) if self.grammar else None
         if one is not None:
             params = replace(params, grammar=lines(one, max(1, params.max_tokens // LINE_TOKENS)))
-        texts = await model.complete(prompts.propose_prompt(state, self.chat), params, "propose")
+        texts = await model.complete(step_prompt(task, state, model, prompts.propose_prompt(state, self.chat)),
+                                     params, "propose")
         out: list[Thought] = []
         for text in texts:
             out.extend(prompts.parse_proposals(state, text))
@@ -94,8 +97,16 @@ class Sample:
                            max_tokens=self.params.max_tokens, stop=self.params.stop,
                            seed=self.params.seed, chat=self.chat,
                            grammar=None if one is None else one_line(one))
-        texts = await model.complete(prompts.sample_prompt(state, self.chat), params, "sample")
+        texts = await model.complete(step_prompt(task, state, model, prompts.sample_prompt(state, self.chat)),
+                                     params, "sample")
         return first_thoughts(prompts, state, texts)
+
+
+def step_prompt(task: object, state: Any, model: Session, few_shot: str) -> str:
+    """``few_shot``, or the task's short step prompt (TrainingPrompts) when the model runs an
+    adapter trained on it (solver/lm/adapters.py)."""
+    short = find(task, TrainingPrompts) if trained_for(model.backend, "step") else None
+    return short.train_step_prompt(state) if short is not None else few_shot
 
 
 def first_thoughts(task: SamplePrompts | ProposePrompts, state: Any, texts: list[str]) -> list[Thought]:
@@ -136,7 +147,7 @@ class EnumerateRank:
         if not self.rank or not thoughts or model is None:
             return thoughts
         prompts = require(task, ProposePrompts, f"generator `{self.name}`")
-        prompt = prompts.propose_prompt(state, self.chat)
+        prompt = step_prompt(task, state, model, prompts.propose_prompt(state, self.chat))
         scores = await model.score(prompt, [t.text + "\n" for t in thoughts], "rank")
         if scores is None:
             return thoughts

@@ -20,6 +20,7 @@ from solver.capabilities import (
 from solver.evaluators import EVALUATORS, Evaluator, make_evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import GENERATORS, Generator, make_generator
+from solver.lm.adapters import adapter_of
 from solver.lm.base import Backend, ServerUnavailable
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
@@ -41,10 +42,16 @@ def make_backend(s: ModelSettings) -> Backend:
             raise ValueError("the embedded base model has no chat template; use --chat with --model/--base-url")
         if s.model and not Path(s.model).is_file():
             raise ValueError(f"no such GGUF file: {s.model} (a server model needs --backend openai or --base-url)")
-        return LocalBackend(s.model or None, context=s.context)
+        from solver.lm.adapters import resolve_adapter
+
+        adapter = resolve_adapter(s.adapter, s.task, default_model=not s.model)
+        return LocalBackend(s.model or None, context=s.context, adapter=adapter)
     if s.backend == "openai":
         from solver.lm.openai_backend import OpenAIBackend
 
+        if s.adapter not in ("auto", "off"):
+            raise ValueError("--adapter PATH runs with the embedded model; a server loads its own adapters "
+                             "(llama.cpp: --lora; vLLM: --enable-lora --lora-modules, then --model NAME)")
         model = s.model or os.environ.get("OPENAI_MODEL")
         if not model:
             raise ValueError("--model is required with an OpenAI-compatible server")
@@ -129,9 +136,11 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
                     o.gate)  # checks the task, the parts and the model first
     decodes = bool(getattr(gen, "grammar", False)) and find(task, ThoughtGrammar) is not None
     grammar = await grammar_setting(client, s.model.grammar, decodes)
+    adapter = adapter_of(client.backend) if client else None
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=o.method,
                model=client.backend.name if client else None, generator=o.generator,
-               evaluator=o.evaluator, breadth=o.breadth, seed=s.model.seed, gate=o.gate, grammar=grammar)
+               evaluator=o.evaluator, breadth=o.breadth, seed=s.model.seed, gate=o.gate, grammar=grammar,
+               **({"adapter": adapter.describe()} if adapter is not None else {}))
     try:
         return await search(run, o)
     except ServerUnavailable as exc:  # the server stopped answering: the results so far, then the error

@@ -73,6 +73,8 @@ class ModelSettings:
     cache: str | None = None
     cache_mode: CacheMode = "record"
     context: int | None = None  # embedded model: cap on its context window (None: TOT_CONTEXT or 8192)
+    adapter: str = "auto"  # embedded model: a LoRA adapter, auto (the task's shipped one), off or a path
+    task: str | None = None  # the task being run (which shipped adapter ``auto`` means)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 

@@ -128,6 +128,7 @@ FIELDS: dict[str, tuple[str, str]] = {
     "solvable": (BOOL, "ground truth for tot show: the state can still be solved"),
     "answers": (ANY, "mcts --answers N, N > 1: search: N; end: every distinct accepted answer in the order "
                      "found, each {answer, verified}, the first being the run's answer"),
+    "adapter": (OBJECT, "start: the embedded model's LoRA adapter, {file, sha256}; absent when none"),
     "answers_note": (TEXT, "end (mcts --answers N): why fewer than N answers were found"),
 }
 
@@ -153,7 +154,7 @@ EVENTS: dict[str, EventSpec] = {
     "start": EventSpec("a run's header: one search or baseline of one puzzle begins",
                        ("task", "puzzle"),
                        ("options", "method", "model", "generator", "evaluator", "breadth", "seed", "gate",
-                        "samples", "rounds", "id", "prune", "audit", "log_game", "grammar")),
+                        "samples", "rounds", "id", "prune", "audit", "log_game", "grammar", "adapter")),
     "search": EventSpec("the search's settings, and the task, puzzle and options it searched", ("method",),
                         ("task", "puzzle", "options", "generator", "evaluator", "breadth", "depth", "prune_below",
                          "defer_below", "decimals",

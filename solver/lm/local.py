@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
+from solver.lm.adapters import Adapter
 from solver.lm.base import Completion, GenParams, LMError
 from solver.lm.cache import cache_dir
 from solver.lm.startup_check import check_runtime
@@ -172,7 +173,8 @@ def _has_extra_bufts_field(params: Any) -> bool:
     return any(name == "use_extra_bufts" for name, *_ in type(params)._fields_)
 
 
-def load_llama(path: str | Path, *, n_ctx: int, threads: int, logits_all: bool) -> Any:
+def load_llama(path: str | Path, *, n_ctx: int, threads: int, logits_all: bool,
+               lora_path: str | Path | None = None) -> Any:
     """Every load of the embedded model goes through here: a ``llama_cpp.Llama`` whose model was
     loaded with ``use_extra_bufts`` false (see ``_without_extra_buffer_types``). Raises LMError
     when the installed llama-cpp-python would not honour that."""
@@ -184,7 +186,8 @@ def load_llama(path: str | Path, *, n_ctx: int, threads: int, logits_all: bool) 
         _internals.LlamaModel = _without_extra_buffer_types()  # type: ignore[misc]
         try:
             llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                        logits_all=logits_all, seed=0, verbose=False)
+                        logits_all=logits_all, seed=0, verbose=False,
+                        lora_path=str(lora_path) if lora_path is not None else None)
         except ValueError as exc:  # llama-cpp-python's "Failed to load model from file: ..."
             raise LMError(str(exc).splitlines()[0] if str(exc) else "the model did not load") from None
         finally:
@@ -205,16 +208,26 @@ class LocalBackend:
     concurrent = False
 
     def __init__(self, path: str | Path | None = None, n_ctx: int | None = None, threads: int | None = None,
-                 *, check: bool = True, context: int | None = None) -> None:
+                 *, check: bool = True, context: int | None = None, adapter: Adapter | None = None) -> None:
         """``n_ctx``: the context window as given; by default the model's own (from its file) capped
         by ``context`` (``--context``, ``TOT_CONTEXT``, DEFAULT_CONTEXT). ``check=False`` skips the
-        start-up check (only the check's own child process uses it)."""
+        start-up check (only the check's own child process uses it). ``adapter``: a LoRA adapter
+        (solver/lm/adapters.py) applied to both contexts; its manifest must name this model's
+        sha256, and the model's name then carries the adapter's."""
         try:
             import llama_cpp  # noqa: F401
         except ImportError as exc:
             raise LMError("the embedded model needs llama-cpp-python (pip install llama-cpp-python)") from exc
         self.path = Path(path) if path else model_path()
         self.model = DEFAULT_MODEL if path is None else self.path.stem
+        self.adapter = adapter
+        if adapter is not None:
+            from solver.lm.adapters import file_sha256
+
+            if adapter.base_sha256 is None or adapter.base_sha256 != file_sha256(self.path):
+                raise LMError(f"the adapter {adapter.path.name} was trained on another model than "
+                              f"{self.path.name} (its manifest names base sha256 {adapter.base_sha256})")
+            self.model = f"{self.model}+{adapter.tag}"
         self.name = f"local:{self.model}"
         self.trained_context = model_context(self.path)
         cap = context_setting(context)
@@ -236,7 +249,8 @@ class LocalBackend:
 
     def _load(self, logits_all: bool) -> Any:
         n_ctx = min(self.n_ctx, SCORE_CONTEXT) if logits_all else self.n_ctx
-        return load_llama(self.path, n_ctx=n_ctx, threads=self.threads, logits_all=logits_all)
+        return load_llama(self.path, n_ctx=n_ctx, threads=self.threads, logits_all=logits_all,
+                          lora_path=self.adapter.path if self.adapter is not None else None)
 
     def _generator(self) -> Any:
         with self._lock:

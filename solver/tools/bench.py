@@ -113,6 +113,9 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
                        help="run the searches with the gate off (the paper's unchecked behaviour)")
         g.add_argument("--samples", type=int, default=5, help="k for cot-sc, io-best, cot-best (the paper: 100)")
         g.add_argument("--refine-rounds", type=int, default=10, help="attempts of refine (the paper: up to 10)")
+        g.add_argument("--adapters", default=None, metavar="auto,off[,PATH]",
+                       help="run each search once per adapter setting of the embedded model, side by side "
+                            "(labels METHOD[adapter=SETTING]); default: --adapter alone")
         g.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
         g.add_argument("--trace", default=None, help="append every run's trace (JSON lines) to this file")
         g.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
@@ -143,10 +146,32 @@ def parse_shard(text: str | None) -> tuple[int, int]:
     return i, n
 
 
+ADAPTER_TAG = "[adapter="  # METHOD[adapter=off]: the method run with that --adapter (tot bench --adapters)
+
+
+def split_adapter(label: str) -> tuple[str, str | None]:
+    """``METHOD[adapter=SETTING]`` -> (METHOD, SETTING); a plain label -> (label, None)."""
+    if label.endswith("]") and ADAPTER_TAG in label:
+        base, _, rest = label.rpartition(ADAPTER_TAG)
+        return base, rest[:-1]
+    return label, None
+
+
+def with_adapters(methods: list[str], adapters: str | None) -> list[str]:
+    """Each method once per ``--adapters`` setting (auto, off or a path), labelled
+    ``METHOD[adapter=SETTING]``; the methods as they are without ``--adapters``."""
+    if not adapters:
+        return methods
+    settings = [a.strip() for a in adapters.split(",") if a.strip()]
+    if not settings or len(set(settings)) != len(settings) or any("]" in a or "," in a for a in settings):
+        raise UsageError(f"bad --adapters {adapters!r}: give distinct settings, e.g. auto,off or off,PATH")
+    return [f"{m}{ADAPTER_TAG}{a}]" for m in methods for a in settings]
+
+
 def split_search(label: str) -> tuple[str, str | None, str | None, bool]:
     """``SEARCH[:GENERATOR[:EVALUATOR]][:no-gate]`` or ``SEARCH[:no-gate]@GENERATOR`` ->
-    (search, generator, evaluator, gate)."""
-    core, at, at_gen = label.partition(AT_GENERATOR)
+    (search, generator, evaluator, gate); an ``[adapter=...]`` suffix is left out."""
+    core, at, at_gen = split_adapter(label)[0].partition(AT_GENERATOR)
     gate = not core.endswith(NO_GATE)
     parts = core.removesuffix(NO_GATE).split(":")
     gen = at_gen if at else (parts[1] if len(parts) > 1 else None)
@@ -197,8 +222,12 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
 
 
 def search_settings(settings: Settings, label: str) -> Settings:
-    """The settings of one search label: its own generator and evaluator where it names them."""
+    """The settings of one search label: its own generator and evaluator where it names them,
+    and its own adapter (``[adapter=...]``)."""
     base, gen, ev, gate = split_search(label)
+    adapter = split_adapter(label)[1]
+    if adapter is not None:
+        settings = dataclasses.replace(settings, model=dataclasses.replace(settings.model, adapter=adapter))
     o = settings.search
     return dataclasses.replace(settings, search=dataclasses.replace(
         o, method=base, gate=gate, generator=gen or o.generator,
@@ -293,18 +322,21 @@ class _Runner:
                                        cot_tokens=tokens.get("cot", self.cfg.cot_tokens))
         self.scorer = SoftScorer(args, self.task, self.settings)
         self._backend = backend
-        self._client: LMClient | None = None
+        self._clients: dict[str | None, LMClient] = {}
 
-    def client(self) -> LMClient:
-        """One client for the whole bench (one backend, one record/replay store). Each pair runs in
-        its own session of it, so no memo carries answers from one pair into another (a later
-        method would get earlier methods' calls for free and count too few tokens)."""
-        s = self.settings.model
-        if self._client is None:
+    def client(self, label: str | None = None) -> LMClient:
+        """One client for the whole bench (one backend, one record/replay store), or one for each
+        adapter that ``--adapters`` names (``label``'s). Each pair runs in its own session of it,
+        so no memo carries answers from one pair into another (a later method would get earlier
+        methods' calls for free and count too few tokens)."""
+        adapter = split_adapter(label)[1] if label else None
+        s = self.settings.model if adapter is None else dataclasses.replace(self.settings.model, adapter=adapter)
+        if adapter not in self._clients:
             backend = self._backend or make_backend(s)
             cache = Cache(s.cache) if s.cache else None
-            self._client = LMClient(backend, cache, s.cache_mode if cache is not None else "off", s.concurrency)
-        return self._client
+            self._clients[adapter] = LMClient(backend, cache, s.cache_mode if cache is not None else "off",
+                                              s.concurrency)
+        return self._clients[adapter]
 
     async def warm_up(self, methods: list[str]) -> None:
         """One untimed, uncounted call of each kind the methods will make, so that loading a
@@ -316,18 +348,19 @@ class _Runner:
         score = any(s.generator == "enumerate-rank" or s.evaluator == "likelihood" for s in searches)
         if not (gen or score) or (self.settings.model.cache and self.settings.model.cache_mode == "replay"):
             return  # replay answers from the store and never reaches the model: nothing to load
-        backend = self.client().backend
-        try:
-            if gen:
-                await backend.complete("Input: 1 2 3 4\nAnswer:", GenParams(n=1, max_tokens=1, temperature=0.0))
-            if score:
-                await backend.score("Input: 1 2 3 4\nAnswer:", [" 1"])
-        except LMError:
-            pass  # a failing model shows up, and is recorded, in the first pair that needs it
+        for label in dict.fromkeys(split_adapter(m)[1] for m in methods):
+            backend = self.client(f"x{ADAPTER_TAG}{label}]" if label is not None else None).backend
+            try:
+                if gen:
+                    await backend.complete("Input: 1 2 3 4\nAnswer:", GenParams(n=1, max_tokens=1, temperature=0.0))
+                if score:
+                    await backend.score("Input: 1 2 3 4\nAnswer:", [" 1"])
+            except LMError:
+                pass  # a failing model shows up, and is recorded, in the first pair that needs it
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.close()
+        for client in self._clients.values():
+            await client.close()
         await self.scorer.close()
 
     async def pair(self, pid: str, puzzle: str, method: str) -> dict[str, Any]:
@@ -343,7 +376,7 @@ class _Runner:
                     row["lost_at"] = chain_lost_at(self.task, puzzle, res.texts[0])
             else:
                 s = search_settings(self.settings, method)
-                tot_client = self.client() if needs_model(s) else None
+                tot_client = self.client(method) if needs_model(s) else None
                 sres = await solve(self.task, puzzle, s, tot_client, trace)
                 row.update(sres.summary())
                 row["unchecked"] = sum(1 for e in trace.events
@@ -381,7 +414,9 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     task = runner.task
     methods = parse_methods(args.methods, args.no_gate, task, tuple(getattr(args, "task_evaluators", ())),
                             (*GENERATORS, *getattr(args, "task_generators", ())))
-    searched = [m for m in methods if m not in BASELINES and m not in baseline_names(task)]
+    baselines = [m for m in methods if m in BASELINES or m in baseline_names(task)]
+    methods = baselines + with_adapters([m for m in methods if m not in baselines], getattr(args, "adapters", None))
+    searched = [m for m in methods if m not in baselines]
     check_search_options([split_search(m)[0] for m in searched], getattr(args, "given_options", ()))
     puzzles = plugin.puzzles(args)
     for _pid, puzzle in puzzles:

@@ -33,7 +33,8 @@ from verifiers.report import AnswerReport
 # ``add_parser(subparsers, plugins)`` and ``run(args, plugins) -> int`` (sync or async) and is
 # listed here by import path.
 COMMAND_MODULES: tuple[str, ...] = ("solver.tools.show", "solver.tools.audit", "solver.tools.bench",
-                                   "solver.tools.models", "solver.tools.listing", "solver.tools.export")
+                                   "solver.tools.models", "solver.tools.listing", "solver.tools.export",
+                                   "solver.tools.train")
 
 
 def _command_of(module: str) -> str:
@@ -196,6 +197,10 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     m.add_argument("--context", type=int, default=None, metavar="N",
                    help="embedded model: most tokens of context (the model's own window, capped by this; "
                         "default $TOT_CONTEXT or 8192)")
+    m.add_argument("--adapter", default="auto", metavar="auto|off|PATH",
+                   help="embedded model: a LoRA adapter (GGUF, with its JSON manifest beside it, as tot train "
+                        "writes them); auto (default): the one shipped for the task, where its measured figures "
+                        "made it the default; off: none. It reorders and proposes, never decides a verdict")
     m.add_argument("--cache-mode", choices=["record", "replay", "off"], default="record",
                    help="record: reuse and add; replay: fail on a miss; off: ignore the store")
     m.add_argument("--price", type=_price, action="append", default=[],
@@ -287,7 +292,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         retries=args.retries,
         concurrency=4 if args.concurrency is None else args.concurrency,
         probe_parallel=args.concurrency is None, cache=args.cache, cache_mode=args.cache_mode, context=args.context,
-        prices=dict(args.price))
+        prices=dict(args.price), adapter=args.adapter,
+        task=getattr(args, "task", None) or getattr(args, "bench_task", None))
     return Settings(search, model, budget_from(args))
 
 

@@ -1,0 +1,160 @@
+"""LoRA adapters for the embedded model: the ones shipped with the package and the ones a user
+trains (``tot train``), each a GGUF LoRA file with a JSON manifest beside it.
+
+``--adapter auto`` (the default) uses the adapter shipped for the task being solved where its
+manifest says it measurably helps (``"default": true``, with the figures), and only with the
+embedded default model it was trained on; ``off`` never uses one; a path uses that file (its
+manifest must name the base model's sha256, which is checked against the model loaded).
+
+An adapter changes which thought is tried first and how states are ranked, never a verdict:
+every thought still passes the gate. A model run with an adapter is a different model: its
+name carries the adapter's sha256, so recorded answers of the plain model are never replayed for
+it (or the other way round). An adapter trained on the task's short prompts (``TrainingPrompts``)
+gets those prompts in place of the few-shot ones, for the kinds it was trained on (``value``:
+the value and likelihood evaluators; ``step``: propose, sample and enumerate-rank).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from solver.lm.base import LMError
+from solver.lm.cache import cache_dir
+
+__all__ = ["Adapter", "AdapterBackend", "SHIPPED", "adapter_of", "file_sha256", "read_adapter", "resolve_adapter",
+           "trained_for"]
+
+SHIPPED = Path(__file__).resolve().parent / "adapters"
+MAX_MANIFEST = 1 << 20
+KINDS = ("value", "step")
+
+
+@dataclass(frozen=True, slots=True)
+class Adapter:
+    """A GGUF LoRA file, its sha256 and what its manifest says of it."""
+
+    path: Path
+    sha256: str
+    task: str | None
+    trained_for: frozenset[str]
+    base_sha256: str | None
+    default: bool = False
+    manifest: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def describe(self) -> dict[str, str]:
+        """What the trace's start event and ``--json`` name: the file and its sha256."""
+        return {"file": self.path.name, "sha256": self.sha256}
+
+    @property
+    def tag(self) -> str:
+        """A short name that tells adapters apart in model names and cache keys."""
+        return f"{self.path.stem}@{self.sha256[:12]}"
+
+
+@runtime_checkable
+class AdapterBackend(Protocol):
+    """A backend that may run a LoRA adapter (the embedded model)."""
+
+    adapter: Adapter | None
+
+
+def adapter_of(backend: object) -> Adapter | None:
+    """The adapter ``backend`` runs, or None (a backend without adapters included)."""
+    return backend.adapter if isinstance(backend, AdapterBackend) else None
+
+
+def trained_for(backend: object, kind: str) -> bool:
+    """Whether ``backend`` runs an adapter trained on the short prompts of ``kind`` (value, step)."""
+    return isinstance(backend, AdapterBackend) and backend.adapter is not None and kind in backend.adapter.trained_for
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file, remembered in the cache directory by path, size and modification
+    time (the embedded model's 250 MB take a second to hash)."""
+    st = path.stat()
+    memo = cache_dir() / "sha256.json"
+    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    known: dict[str, str] = {}
+    try:
+        if memo.is_file() and memo.stat().st_size < MAX_MANIFEST:
+            known = json.loads(memo.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if key in known:
+        return known[key]
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    digest = h.hexdigest()
+    known = {k: v for k, v in known.items() if not k.startswith(f"{path.resolve()}|")}
+    known[key] = digest
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_suffix(f".{os.getpid()}.part")
+        tmp.write_text(json.dumps(known), encoding="utf-8")
+        os.replace(tmp, memo)
+    except OSError:
+        pass
+    return digest
+
+
+def read_adapter(path: str | Path) -> Adapter:
+    """The adapter at ``path`` (a ``.gguf`` LoRA with ``NAME.json`` beside it); LMError (one
+    line) when either is missing, unreadable or not an adapter."""
+    p = Path(path)
+    if not p.is_file():
+        raise LMError(f"no such adapter file: {p}")
+    with open(p, "rb") as f:
+        if f.read(4) != b"GGUF":
+            raise LMError(f"{p} is not a GGUF file")
+    side = p.with_suffix(".json")
+    if not side.is_file():
+        raise LMError(f"the adapter {p.name} has no manifest {side.name} beside it (tot train writes both)")
+    try:
+        if side.stat().st_size > MAX_MANIFEST:
+            raise ValueError("larger than 1 MiB")
+        manifest = json.loads(side.read_text(encoding="utf-8"))
+        if not isinstance(manifest, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as exc:
+        raise LMError(f"the adapter manifest {side} is not readable: {exc}") from None
+    kinds = manifest.get("trained_for", [])
+    if not isinstance(kinds, list) or not all(k in KINDS for k in kinds):
+        raise LMError(f"{side}: trained_for must list some of {', '.join(KINDS)}")
+    digest = file_sha256(p)
+    if manifest.get("sha256") not in (None, digest):
+        raise LMError(f"{p} does not match the sha256 its manifest records")
+    base = manifest.get("base_model", {}).get("sha256") if isinstance(manifest.get("base_model"), dict) else None
+    return Adapter(p, digest, manifest.get("task"), frozenset(kinds), base, bool(manifest.get("default")), manifest)
+
+
+def shipped(task: str | None) -> Path | None:
+    """The adapter shipped for ``task``, if there is one."""
+    if not task:
+        return None
+    p = SHIPPED / f"{task}.gguf"
+    return p if p.is_file() else None
+
+
+def resolve_adapter(setting: str, task: str | None, *, default_model: bool) -> Adapter | None:
+    """The adapter ``--adapter SETTING`` names for a run of ``task``: ``off`` none; ``auto`` the
+    shipped one for the task where its manifest makes it the default and the run uses the
+    embedded default model; else the file at that path."""
+    if setting == "off":
+        return None
+    if setting == "auto":
+        path = shipped(task)
+        if path is None or not default_model:
+            return None
+        adapter = read_adapter(path)
+        return adapter if adapter.default else None
+    adapter = read_adapter(setting)
+    if task and adapter.task not in (None, task):
+        raise LMError(f"the adapter {adapter.path.name} was trained for {adapter.task}, not {task}")
+    return adapter
