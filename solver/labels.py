@@ -22,7 +22,7 @@ from solver.capabilities import HasDistance, HasOracle, LegalMoves, LimitedMoves
 from solver.task import Task
 from verifiers.verdict import Invalid, Solved
 
-__all__ = ["LabelledState", "LabelledStep", "Walk", "label_state", "walk"]
+__all__ = ["LabelledState", "LabelledStep", "Undecided", "Walk", "label_state", "walk"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +59,12 @@ class Walk:
     unknown: int
 
 
-class _Unknown(Exception):
+class Undecided(Exception):
     """The oracle could not decide (e.g. the planner's time ran out)."""
 
 
 def _labels(task: Any, state: Any, solved: bool) -> tuple[bool, int | None]:
-    """(solvable, distance) of ``state``; ``_Unknown`` when the oracle cannot decide."""
+    """(solvable, distance) of ``state``; ``Undecided`` when the oracle cannot decide."""
     if solved:
         return True, 0
     exact = require(task, HasOracle, "the label export")
@@ -72,18 +72,19 @@ def _labels(task: Any, state: Any, solved: bool) -> tuple[bool, int | None]:
     if measure is not None:
         dist = measure.distance(state)
         if dist is None:
-            raise _Unknown
+            raise Undecided
         return dist >= 0, (dist if dist >= 0 else None)
     try:
         return bool(exact.oracle(state)), None
     except ValueError as exc:  # an oracle that could not decide in its limits (planning's OracleUnknown)
-        raise _Unknown from exc
+        raise Undecided from exc
 
 
 def label_state(task: Task[Any], state: Any, depth: int = 0) -> tuple[LabelledState, list[Any], int]:
     """``state`` with its labels and each legal step's; also the children a walk may go on to
     (neither solved nor undecided) and how many children the oracle could not decide. Every
-    step passes the task's gate first: a step the gate refuses is not a step."""
+    step passes the task's gate first: a step the gate refuses is not a step. ``Undecided`` when
+    the oracle cannot decide ``state`` itself."""
     moves = require(task, LegalMoves, "the label export")
     solvable, distance = _labels(task, state, False)
     steps: list[LabelledStep] = []
@@ -98,7 +99,7 @@ def label_state(task: Task[Any], state: Any, depth: int = 0) -> tuple[LabelledSt
             solved = isinstance(verdict, Solved)
             try:
                 c_solvable, c_distance = _labels(task, verdict.state, solved)
-            except _Unknown:
+            except Undecided:
                 unknown += 1
                 continue
             good = c_solvable and (distance is None or c_distance is None or c_distance == distance - 1)
@@ -136,7 +137,7 @@ def walk(task: Task[Any], puzzle: str, *, max_states: int = 10_000,
         seen.add(state)
         try:
             labelled, onward, undecided = label_state(task, state, depth)
-        except _Unknown:
+        except Undecided:
             unknown += 1
             continue
         unknown += undecided

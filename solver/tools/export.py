@@ -15,8 +15,8 @@ trained on and then measured on. The formats (one file each, ``DIR/SPLIT-FORMAT.
 - ``preference``: ``prompt``/``chosen``/``rejected``, a good step against one that is not, from the
   same state (at most ``--pairs`` a state, drawn with ``--seed``);
 - ``stepwise``: ``prompt``/``completions``/``labels``, the steps of a path from the puzzle and for
-  each whether a solution is still reachable after it (``--paths`` a puzzle, drawn with ``--seed``),
-  for process reward models.
+  each whether a solution is still reachable after it (at most ``--paths`` distinct paths a puzzle,
+  drawn with ``--seed``), for process reward models.
 
 ``DIR/manifest.json`` lists each file with its records and sha256, the splits' puzzles, what a
 limit cut and what was held out; a file is listed only once it is complete.
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol, Sequence, runtime_checkable
 
 from solver.capabilities import HasOracle, LegalMoves, TrainingPrompts, find, missing_message
-from solver.labels import LabelledState, label_state, walk
+from solver.labels import LabelledState, Undecided, label_state, walk
 from solver.tools.plugins import TaskPlugin
 
 COMMAND = "export"
@@ -76,10 +76,11 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
                         help=f"comma-separated, from {', '.join(plugin.export_splits)} (default: all)")
         sp.add_argument("--formats", default=",".join(FORMATS),
                         help=f"comma-separated, from {', '.join(FORMATS)} (default: all)")
-        sp.add_argument("--max-states", type=int, default=10_000,
-                        help="states labelled per puzzle at most (a cut puzzle is counted and said; default 10000)")
+        most = getattr(plugin, "export_max_states", 10_000)  # optional: the task's own default
+        sp.add_argument("--max-states", type=int, default=most,
+                        help=f"states labelled per puzzle at most (a cut puzzle is counted and said; default {most})")
         sp.add_argument("--pairs", type=int, default=2, help="preference pairs per state at most (default 2)")
-        sp.add_argument("--paths", type=int, default=4, help="stepwise paths per puzzle (default 4)")
+        sp.add_argument("--paths", type=int, default=4, help="stepwise paths per puzzle, distinct, at most (default 4)")
         sp.add_argument("--limit", type=int, default=None, help="the first N puzzles of each split only")
         sp.add_argument("--seed", type=int, default=0, help="draws of pairs and paths (default 0)")
 
@@ -151,7 +152,11 @@ def export_split(task: Any, plugin: ExportSplits, split: str, args: argparse.Nam
     seen: set[Any] = set()
     cut = unknown = states = 0
     labels_of: dict[Any, LabelledState] = {}  # for the paths: each state labelled once
+    # optional: False where a state's identity leaves out what the puzzle asks (planning: the atoms, not the goal)
+    shared = getattr(plugin, "export_shared_states", True)
     for pid, puzzle in puzzles:
+        if not shared:
+            seen, labels_of = set(), {}
         rng = random.Random(f"{args.seed}:{split}:{pid}")
         base = {"task": task.name, "split": split, "puzzle_id": pid, "puzzle": puzzle}
         found = walk(task, puzzle, max_states=args.max_states, seen=seen)
@@ -177,10 +182,12 @@ def export_split(task: Any, plugin: ExportSplits, split: str, args: argparse.Nam
                     writers.write("preference", {"prompt": step_prompt, "chosen": g.thought + "\n",
                                                  "rejected": b.thought + "\n", **rec,
                                                  "chosen_distance": g.distance, "rejected_solvable": b.solvable})
-        if "stepwise" in writers.files:
+        if "stepwise" in writers.files and found.states:  # none: the oracle could not decide the root
+            drawn: set[tuple[str, ...]] = set()  # a forced tree gives the same path every time: write it once
             for _ in range(args.paths):
                 path = _path(task, puzzle, rng, labels_of)
-                if path:
+                if path and tuple(s.thought for s in path) not in drawn:
+                    drawn.add(tuple(s.thought for s in path))
                     writers.write("stepwise", {
                         "prompt": prompts.train_step_prompt(task.root(puzzle)),
                         "completions": [s.thought for s in path], "labels": [s.solvable for s in path],
@@ -200,7 +207,10 @@ def _path(task: Any, puzzle: str, rng: random.Random, labels_of: dict[Any, Label
     while depth < task.max_depth:
         ls = labels_of.get(state)
         if ls is None:
-            ls, _, _ = label_state(task, state, depth)
+            try:
+                ls, _, _ = label_state(task, state, depth)
+            except Undecided:  # the oracle cannot decide it (a root the planner's time ran out on)
+                break
             labels_of[state] = ls
         if not ls.steps:
             break

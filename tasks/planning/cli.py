@@ -1,4 +1,4 @@
-"""Command-line binding of planning: ``tot solve planning`` and ``tot verify planning``."""
+"""Command-line binding of planning: ``tot solve planning``, ``tot verify planning`` and ``tot export planning``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any, Callable
 from solver.budget import BudgetExhausted
 from solver.lm.client import LMClient
 from solver.run import Settings, usage_for
+from tasks.planning import export
 from tasks.planning.files import join_puzzle, read_text
 from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_direct, run_llmp
 from tasks.planning.task import Planning
@@ -102,11 +103,29 @@ class PlanningPlugin:
         return [(Path(args.problem).stem, self._puzzle(args))]
 
     def make_task(self, args: argparse.Namespace) -> Planning:
+        if getattr(args, "planning_export", False):  # tot export: the optimal planner's exact distances
+            return export.make_task(args)
         planner = getattr(args, "planner", None)
         if planner is not None:
             resolve(planner)  # an unknown or missing one is a one-line error before the search
         return Planning(max_depth=getattr(args, "max_steps", 40), oracle_seconds=getattr(args, "oracle_seconds", 10.0),
                         planner=planner)  # its oracle's backend is recorded in the trace's options
+
+    # ``tot export planning`` (solver/tools/export.py): LLM+P problems from the user's folder;
+    # tasks/planning/export.py holds out the README's test problems and their twins.
+    export_splits = export.SPLITS
+    held_out = export.HELD_OUT
+    export_max_states = export.MAX_STATES
+    export_shared_states = False  # a state is its atoms: two problems may share atoms, never their goal
+
+    def add_export_args(self, parser: argparse.ArgumentParser) -> None:
+        export.add_export_args(parser)
+
+    def export_puzzles(self, split: str, args: argparse.Namespace) -> list[tuple[str, str]]:
+        return export.export_puzzles(split, args)
+
+    def held_out_puzzles(self, args: argparse.Namespace) -> set[str]:
+        return export.held_out_puzzles(args)
 
     def task_from_options(self, options: dict[str, object]) -> Planning:
         """The task a trace's run header describes (``tot verify --trace``, ``tot audit``)."""

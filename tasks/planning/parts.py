@@ -18,7 +18,7 @@ from verifiers.planning import apply, goal_holds, parse_action
 from verifiers.verdict import Invalid
 
 __all__ = ["MAX_PROMPT_FACTS", "ApplicableActions", "PlanPrompts", "PlannerJudge", "PlannerOracle",
-           "PlanningOptions", "ReplayPlan"]
+           "PlanningOptions", "ReplayPlan", "ShortPrompts"]
 
 MAX_PROMPT_FACTS = 200
 
@@ -74,6 +74,23 @@ class PlanPrompts:
         return prompts.VOTE.format(goal=goal, choices=choices)
 
 
+class ShortPrompts:
+    """TrainingPrompts: the zero-shot prompts of ``tot export planning`` and of the adapters trained
+    on its data: the domain's name, every true fact, the goal; labels ` sure`/` impossible`, steps
+    as one action, ``(name argument ...)``."""
+
+    def _fields(self, state: PlanState) -> dict[str, str]:
+        p = state.problem
+        return {"domain": p.domain_name, "facts": " ".join(sorted(atom_text(a) for a in state.atoms)),
+                "goal": " ".join(("" if pos else "not ") + atom_text(a) for pos, a in p.goal)}
+
+    def train_value_prompt(self, state: PlanState) -> str:
+        return prompts.TRAIN_VALUE.format(**self._fields(state))
+
+    def train_step_prompt(self, state: PlanState) -> str:
+        return prompts.TRAIN_STEP.format(**self._fields(state))
+
+
 MEMO_STATES = 100_000  # proved answers the oracle keeps per task (a state's atoms and its distance)
 
 
@@ -120,7 +137,9 @@ class PlannerJudge:
         return None if dist is None else dist >= 0
 
     def distance(self, state: PlanState) -> int | None:
-        """The length of the planner's plan from here (-1: proved none; None: time limit ran out)."""
+        """The length of the planner's plan from here (-1: proved none; None: time limit ran out).
+        Exact (HasDistance, the label export) only in optimal mode with a planner that counts actions;
+        in satisficing mode it is the length of some plan (enough for the evaluator's order)."""
         if goal_holds(state.problem, state.atoms):
             return 0
         return self._search(state)

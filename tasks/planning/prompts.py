@@ -59,6 +59,12 @@ PROPOSE = """{state}Possible next actions, one per line, in the form (action arg
 VALUE = """{state}Can the goal still be reached from the current facts (sure/likely/impossible)?
 Answer:"""
 
+# Short zero-shot prompts (TrainingPrompts): ``tot export planning`` data and the adapters trained on
+# it. Every true fact of the state (none left out: a cut list would not be the state), the goal, and
+# after "Next action:" one action in the form (action argument ...) on its own line.
+TRAIN_VALUE = "Domain: {domain}\nFacts: {facts}\nGoal: {goal}\nCan the goal still be reached? Answer:"
+TRAIN_STEP = "Domain: {domain}\nFacts: {facts}\nGoal: {goal}\nNext action:\n"
+
 VOTE = """Goal: {goal}
 Which of these plans-so-far is closest to reaching the goal?
 {choices}

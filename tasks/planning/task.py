@@ -16,6 +16,7 @@ from tasks.planning.parts import (
     PlanningOptions,
     PlanPrompts,
     ReplayPlan,
+    ShortPrompts,
 )
 from tasks.planning.state import OracleUnknown, PlanState, read_problem, step
 from verifiers.planner import Mode, oracle_default, resolve
@@ -37,7 +38,7 @@ class Planning:
         self.planner = resolve(planner) if planner is not None else oracle_default()
         self.parts = (ApplicableActions(), PlanPrompts(), PlannerJudge(oracle_seconds, oracle_mode, self.planner),
                       ReplayPlan(), PlanningOptions(max_depth, oracle_seconds, oracle_mode, self.planner),
-                      PlanningGrammar())
+                      PlanningGrammar(), ShortPrompts())
 
     def root(self, puzzle: str) -> PlanState:
         p = read_problem(puzzle)

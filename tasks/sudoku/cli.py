@@ -1,9 +1,10 @@
-"""Command-line binding of Sudoku: ``tot solve sudoku`` and ``tot verify sudoku``."""
+"""Command-line binding of Sudoku: ``tot solve sudoku``, ``tot verify sudoku`` and ``tot export sudoku``."""
 
 from __future__ import annotations
 
 import argparse
 
+from tasks.sudoku import export
 from tasks.sudoku.generator import generate
 from tasks.sudoku.state import read_givens
 from tasks.sudoku.task import Sudoku
@@ -63,6 +64,22 @@ class SudokuPlugin:
         parse_board(args.board, len(givens))  # malformed: ValueError, exit status 2
         report = task.report_answer(args.puzzle, args.board)
         return report.verified, "\n".join(report.lines())
+
+    # ``tot export sudoku`` (solver/tools/export.py): generated puzzles; tasks/sudoku/export.py
+    # keeps them apart from the results tables' seeds.
+    export_splits = export.SPLITS
+    held_out = export.HELD_OUT
+    export_max_states = export.MAX_STATES
+
+    def add_export_args(self, parser: argparse.ArgumentParser) -> None:
+        export.add_export_args(parser)
+        _add_rule_args(parser)
+
+    def export_puzzles(self, split: str, args: argparse.Namespace) -> list[tuple[str, str]]:
+        return export.export_puzzles(split, args)
+
+    def held_out_puzzles(self, args: argparse.Namespace) -> set[str]:
+        return export.held_out_puzzles(args)
 
     def task_from_options(self, options: dict[str, object]) -> Sudoku:
         """The task a trace's run header describes (``tot verify --trace``)."""

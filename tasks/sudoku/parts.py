@@ -16,7 +16,7 @@ from tasks.sudoku.state import SudokuState, prompt_rules, read_givens
 from verifiers.sudoku import Board, box_shape, completable, format_board, parse_board, solutions, uses_boxes
 
 __all__ = ["ANSWER_TOKENS", "BoardPrompts", "CellMoves", "Completable", "OneLineAnswers", "RestoreBoard",
-           "RuleSet", "first_board"]
+           "RuleSet", "ShortPrompts", "first_board"]
 
 ANSWER_TOKENS = 96  # one JSON line of a 9x9 board is about 60 tokens
 
@@ -56,9 +56,16 @@ class CellMoves:
 
 def first_board(state: SudokuState, text: str) -> list[Thought]:
     """The boards in a model answer, as thoughts. A base model continues with further "Board:"
-    examples of its own; only its answer is read."""
+    examples of its own; only its answer is read. Without a JSON board, the answer's first line
+    in the board syntax (``32*|*32|*13``: how the short training prompts' steps are written)."""
     answer = re.split(r"\n\s*Board\s*:", text, maxsplit=1)[0]
-    return [Thought(format_board(b)) for b in extract_boards(answer, state.board)]
+    found = [Thought(format_board(b)) for b in extract_boards(answer, state.board)]
+    if found or not answer.strip():
+        return found
+    try:
+        return [Thought(format_board(parse_board(answer.strip().splitlines()[0], len(state.board))))]
+    except ValueError:
+        return []
 
 
 class BoardPrompts:
@@ -89,6 +96,25 @@ class BoardPrompts:
         choices = "\n".join(f"Choice {k}: {format_board(s.board)}" for k, s in enumerate(states, 1))
         n = len(states[0].board) if states else 3
         return prompts.VOTE.format(rules=prompt_rules(n, self.boxes), choices=choices)
+
+
+class ShortPrompts:
+    """TrainingPrompts: the zero-shot prompts of ``tot export sudoku`` and of the adapters trained
+    on its data; labels ` sure`/` impossible`, steps as the next board in the board syntax."""
+
+    def __init__(self, boxes: bool) -> None:
+        self.boxes = boxes
+
+    def _fields(self, state: SudokuState) -> dict[str, Any]:
+        n = len(state.board)
+        return {"n": n, "rules": "boxes" if uses_boxes(n, self.boxes) else "no boxes",
+                "board": format_board(state.board)}
+
+    def train_value_prompt(self, state: SudokuState) -> str:
+        return prompts.TRAIN_VALUE.format(**self._fields(state))
+
+    def train_step_prompt(self, state: SudokuState) -> str:
+        return prompts.TRAIN_STEP.format(**self._fields(state))
 
 
 class OneLineAnswers:

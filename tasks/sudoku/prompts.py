@@ -62,4 +62,10 @@ Answer with the solved board as JSON rows.
 {examples}Board: {board}
 Solution:"""
 
+# Short zero-shot prompts (TrainingPrompts): ``tot export sudoku`` data and the adapters trained on
+# it. {rules}: "boxes" where the board has boxes under the rules in use, else "no boxes". A step is
+# the next board in the board syntax, one more cell filled, on its own line.
+TRAIN_VALUE = "Board ({n}x{n}, {rules}): {board}\nCan it be completed? Answer:"
+TRAIN_STEP = "Board ({n}x{n}, {rules}): {board}\nNext board:\n"
+
 CHAT_PREFIX = "You are solving a Sudoku-like puzzle. Reply with JSON only.\n\n"

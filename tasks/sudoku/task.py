@@ -10,7 +10,15 @@ from __future__ import annotations
 from solver.task import Thought
 from tasks.sudoku.baselines import BASELINE_SHOTS, ShotBaselines
 from tasks.sudoku.grammar import SudokuGrammar
-from tasks.sudoku.parts import BoardPrompts, CellMoves, Completable, OneLineAnswers, RestoreBoard, RuleSet
+from tasks.sudoku.parts import (
+    BoardPrompts,
+    CellMoves,
+    Completable,
+    OneLineAnswers,
+    RestoreBoard,
+    RuleSet,
+    ShortPrompts,
+)
 from tasks.sudoku.state import SudokuState, read_givens
 from verifiers.report import AnswerReport, Check
 from verifiers.sudoku import blanks, check_step, format_board, parse_board, report_solution, rules_text
@@ -29,7 +37,8 @@ class Sudoku:
     def __init__(self, boxes: bool = True) -> None:
         self.boxes = boxes
         self.parts = (CellMoves(boxes), BoardPrompts(boxes), OneLineAnswers(), Completable(boxes),
-                      RestoreBoard(boxes), RuleSet(boxes), ShotBaselines(boxes), SudokuGrammar(boxes))
+                      RestoreBoard(boxes), RuleSet(boxes), ShotBaselines(boxes), SudokuGrammar(boxes),
+                      ShortPrompts(boxes))
 
     def root(self, puzzle: str) -> SudokuState:
         board = read_givens(puzzle, self.boxes)
