@@ -24,7 +24,8 @@ import pytest
 from solver.tools.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMON = {"task": str, "split": str, "puzzle_id": str, "puzzle": str, "state": str, "depth": int, "source": str}
+COMMON = {"task": str, "split": str, "puzzle_id": str, "puzzle": str, "state": str, "state_key": str, "depth": int,
+          "source": str}
 KEYS: dict[str, dict[str, Any]] = {
     "value": {"prompt": str, "completion": str, "solvable": bool, "distance": (int, type(None))},
     "step": {"prompt": str, "completion": str, "solvable": bool, "distance": (int, type(None))},

@@ -329,16 +329,17 @@ CAPABILITY_NAMES: dict[str, type] = {
     "BaselineStops": cap.BaselineStops, "BaselineTokens": cap.BaselineTokens, "AnswerKey": cap.AnswerKey,
     "ChainSteps": cap.ChainSteps, "SoftScore": cap.SoftScore, "AnswerRules": cap.AnswerRules,
     "ThoughtGrammar": cap.ThoughtGrammar, "LimitedMoves": cap.LimitedMoves, "AnswerGrammar": cap.AnswerGrammar,
+    "TrainingPrompts": cap.TrainingPrompts, "HasDistance": cap.HasDistance,
 }
 
 # Written by hand from what each task is documented to do (docs/task-protocol.md, the table).
 EXPECTED: dict[str, set[str]] = {
     "game24": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "ChoicePrompt",
                "HasOracle", "Restorable", "Unchecked", "HasOptions", "BaselinePrompts", "RefinePrompt",
-               "BaselineStops", "ChainSteps", "AnswerParser", "ThoughtGrammar", "AnswerGrammar"},
+               "BaselineStops", "ChainSteps", "AnswerParser", "ThoughtGrammar", "AnswerGrammar", "TrainingPrompts"},
     "sudoku": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
                "Restorable", "HasOptions", "TunesParts", "AnswerParser", "OwnBaselines", "BaselineStops",
-               "ThoughtGrammar", "AnswerGrammar"},
+               "ThoughtGrammar", "AnswerGrammar", "TrainingPrompts"},
     "crosswords": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
                    "Restorable", "HasOptions", "OwnEvaluators", "TunesParts", "AnswerRules", "ThoughtGrammar",
                    "LimitedMoves"},
@@ -346,7 +347,7 @@ EXPECTED: dict[str, set[str]] = {
                 "HasOptions", "OwnGenerators", "TunesParts", "BaselinePrompts", "BaselineStops",
                 "BaselineTokens", "SoftScore", "AnswerParser", "OwnBaselines"},
     "planning": {"LegalMoves", "ProposePrompts", "SamplePrompts", "ValuePrompts", "VotePrompt", "HasOracle",
-                 "Restorable", "HasOptions", "OwnEvaluators", "ThoughtGrammar"},
+                 "Restorable", "HasOptions", "OwnEvaluators", "ThoughtGrammar", "TrainingPrompts", "HasDistance"},
 }
 
 OUR_TASKS = {"game24": Game24, "sudoku": Sudoku, "crosswords": Crosswords, "writing": Writing,

@@ -20,6 +20,7 @@ from solver.budget import Budget
 from solver.capabilities import HasOracle, find
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
+from solver.lm.adapters import adapter_of
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
 from solver.run import RunStopped, check_settings, make_client, make_parts, solve
@@ -396,6 +397,9 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
                     res, stopped = exc.result, exc
                 progress.finished(res.summary())
             out = {"task": task.name, "id": pid, "puzzle": puzzle, **res.summary()}
+            adapter = adapter_of(client.backend) if client is not None else None
+            if adapter is not None:  # the embedded model's LoRA adapter: file and sha256
+                out["adapter"] = adapter.describe()
             exact = find(task, HasOracle)
             oracle = exact.oracle if exact is not None else None
             if res.exhausted and oracle is not None:

@@ -50,6 +50,11 @@ class ExportSplits(Protocol):
 
     export_splits: tuple[str, ...]  # e.g. ("train", "val")
     held_out: str  # one line: the test sets never exported, e.g. "the paper's test puzzles 901-1000"
+    export_max_states: int  # the default of --max-states (states labelled per puzzle)
+    # True where a state means the same in every puzzle (Game of 24: its numbers), so that a state
+    # reached from several puzzles of a split is labelled once; False where it does not (planning:
+    # the same atoms under another goal)
+    export_shared_states: bool
 
     def add_export_args(self, parser: argparse.ArgumentParser) -> None:
         """The task's own options of ``tot export TASK`` (e.g. sizes, data folders)."""
@@ -76,7 +81,7 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
                         help=f"comma-separated, from {', '.join(plugin.export_splits)} (default: all)")
         sp.add_argument("--formats", default=",".join(FORMATS),
                         help=f"comma-separated, from {', '.join(FORMATS)} (default: all)")
-        most = getattr(plugin, "export_max_states", 10_000)  # optional: the task's own default
+        most = plugin.export_max_states
         sp.add_argument("--max-states", type=int, default=most,
                         help=f"states labelled per puzzle at most (a cut puzzle is counted and said; default {most})")
         sp.add_argument("--pairs", type=int, default=2, help="preference pairs per state at most (default 2)")
@@ -152,8 +157,7 @@ def export_split(task: Any, plugin: ExportSplits, split: str, args: argparse.Nam
     seen: set[Any] = set()
     cut = unknown = states = 0
     labels_of: dict[Any, LabelledState] = {}  # for the paths: each state labelled once
-    # optional: False where a state's identity leaves out what the puzzle asks (planning: the atoms, not the goal)
-    shared = getattr(plugin, "export_shared_states", True)
+    shared = plugin.export_shared_states
     for pid, puzzle in puzzles:
         if not shared:
             seen, labels_of = set(), {}
@@ -165,7 +169,10 @@ def export_split(task: Any, plugin: ExportSplits, split: str, args: argparse.Nam
         for ls in found.states:
             labels_of.setdefault(ls.state, ls)
             states += 1
-            rec = {**base, "state": task.describe(ls.state), "depth": ls.depth, "source": SOURCE}
+            text = task.describe(ls.state)
+            # state_key: the same text wherever the state means the same (shared), else per puzzle
+            rec = {**base, "state": text, "state_key": text if shared else f"{pid}|{text}", "depth": ls.depth,
+                   "source": SOURCE}
             if "value" in writers.files:
                 writers.write("value", {"prompt": prompts.train_value_prompt(ls.state),
                                         "completion": _label(ls.solvable), **rec,
@@ -184,6 +191,7 @@ def export_split(task: Any, plugin: ExportSplits, split: str, args: argparse.Nam
                                                  "chosen_distance": g.distance, "rejected_solvable": b.solvable})
         if "stepwise" in writers.files and found.states:  # none: the oracle could not decide the root
             drawn: set[tuple[str, ...]] = set()  # a forced tree gives the same path every time: write it once
+            root_text = task.describe(task.root(puzzle))
             for _ in range(args.paths):
                 path = _path(task, puzzle, rng, labels_of)
                 if path and tuple(s.thought for s in path) not in drawn:
@@ -191,7 +199,8 @@ def export_split(task: Any, plugin: ExportSplits, split: str, args: argparse.Nam
                     writers.write("stepwise", {
                         "prompt": prompts.train_step_prompt(task.root(puzzle)),
                         "completions": [s.thought for s in path], "labels": [s.solvable for s in path],
-                        **base, "state": task.describe(task.root(puzzle)), "depth": 0, "source": SOURCE,
+                        **base, "state": root_text, "state_key": root_text if shared else f"{pid}|{root_text}",
+                        "depth": 0, "source": SOURCE,
                         "distances": [s.distance for s in path]})
         writers.flush()
     files = writers.finish()

@@ -56,6 +56,8 @@ class Game24Plugin:
 
     # ``tot export game24`` (solver/tools/export.py): the paper's test puzzles are never exported.
     export_splits = ("train", "val")
+    export_max_states = 10_000  # every state of a puzzle: a few hundred at most
+    export_shared_states = True  # a state is its numbers, the same in every puzzle
     held_out = "the paper's test puzzles, ranks 901-1000 of 24.csv (the README's and docs' Game-of-24 tables)"
 
     def add_export_args(self, parser: argparse.ArgumentParser) -> None:

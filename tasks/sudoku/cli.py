@@ -70,6 +70,7 @@ class SudokuPlugin:
     export_splits = export.SPLITS
     held_out = export.HELD_OUT
     export_max_states = export.MAX_STATES
+    export_shared_states = True  # a board means the same in every puzzle of the same size and rules
 
     def add_export_args(self, parser: argparse.ArgumentParser) -> None:
         export.add_export_args(parser)

@@ -188,7 +188,9 @@ def conversion_check(trainer: Any, adapter: Path, prompts: list[str]) -> dict[st
     return {"prompts": len(prompts),
             "max_difference": round(max(abs(a - b) for a, b in zip(torch_gaps, with_adapter, strict=True)), 4),
             "max_difference_without_adapter": round(
-                max(abs(a - b) for a, b in zip(torch_gaps, without, strict=True)), 4)}
+                max(abs(a - b) for a, b in zip(torch_gaps, without, strict=True)), 4),
+            "gaps": [{"prompt": p, "pytorch": round(t, 4), "llama_cpp": round(a, 4), "llama_cpp_without": round(b, 4)}
+                     for p, t, a, b in zip(prompts, torch_gaps, with_adapter, without, strict=True)]}
 
 
 def _machine(trainer: Any) -> dict[str, Any]:

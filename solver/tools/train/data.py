@@ -111,7 +111,7 @@ def _read(path: Path, task: str, split: str, kind: str) -> list[Example]:
                 if not isinstance(prompt, str) or not isinstance(completion, str):
                     raise ValueError("prompt and completion must be strings")
                 label = bool(rec["solvable"]) if kind == "value" else True
-                out.append(Example(kind, prompt, completion, label, str(rec["state"]), int(rec["depth"])))
+                out.append(Example(kind, prompt, completion, label, str(rec["state_key"]), int(rec["depth"])))
             except (KeyError, TypeError, ValueError) as exc:
                 raise ValueError(f"{path} line {n}: {exc}") from None
     return out

@@ -295,6 +295,8 @@ def run_training(trainer: Trainer, train_values: Sequence[Example], train_steps:
     start = time.time()
     for step in range(1, cfg.steps + 1):
         losses.append(trainer.step(sampler.batch(), learning_rate(cfg, step)))
+        if step % 50 == 0 and step % cfg.eval_every:
+            trainer.log(f"step {step}/{cfg.steps}: {(time.time() - start) / step:.2f} s a step")
         if step % cfg.eval_every == 0 or step == cfg.steps:
             figures = held_out_figures(trainer, val, keys) if val else {}
             point = {"step": step, "examples": trainer.examples_seen, "seconds": round(time.time() - start, 1),

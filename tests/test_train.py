@@ -1,0 +1,166 @@
+"""``tot train``: its data reader, its figures and sampling (no model), and one short training run
+with the real embedded model, converted to GGUF and loaded by llama.cpp (the ``model`` tests;
+they need the ``train`` extra, which CI installs, so there they fail rather than skip)."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from solver.tools.cli import main
+from solver.tools.train.data import Example, read_export
+from solver.tools.train.lora import Sampler, TrainConfig, auc, learning_rate
+
+
+@pytest.fixture(scope="module")
+def export_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("export")
+    assert main(["export", "game24", "--out", str(out), "--limit", "40", "--formats", "value,step"]) == 0
+    return out
+
+
+def _ex(depth: int, label: bool, n: int) -> Example:
+    return Example("value", f"p{depth}-{label}-{n}", " sure" if label else " impossible", label, f"s{n}", depth)
+
+
+def test_read_export(export_dir: Path) -> None:
+    data = read_export(export_dir, "game24", ("train", "val"), ("value",))
+    train = data.examples["train"]["value"]
+    assert train and all(ex.kind == "value" and ex.completion in (" sure", " impossible") for ex in train)
+    assert {ex.label for ex in train} == {True, False}
+    assert [f["kind"] for f in data.files()] == ["value", "value"]  # only what was read
+
+
+def test_read_export_refuses_what_it_cannot_trust(export_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not a finished"):
+        read_export(tmp_path, "game24", ("train",), ("value",))
+    with pytest.raises(ValueError, match="export of 'game24', not sudoku"):
+        read_export(export_dir, "sudoku", ("train",), ("value",))
+    copy = tmp_path / "copy"
+    shutil.copytree(export_dir, copy)
+    with open(copy / "train-value.jsonl", "a", encoding="utf-8") as f:
+        f.write("\n")
+    with pytest.raises(ValueError, match="does not match the sha256"):
+        read_export(copy, "game24", ("train",), ("value",))
+    # a record of the validation split inside the training file, manifest updated to match
+    path = copy / "train-value.jsonl"
+    lines = (export_dir / "train-value.jsonl").read_text(encoding="utf-8").splitlines()
+    rec = json.loads(lines[0])
+    rec["split"] = "val"
+    path.write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n", encoding="utf-8")
+    manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+    manifest["splits"]["train"]["files"]["value"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ValueError, match="line 1: a record of game24/val in the game24/train file"):
+        read_export(copy, "game24", ("train",), ("value",))
+
+
+@given(st.lists(st.integers(0, 5), max_size=12), st.lists(st.integers(0, 5), max_size=12))
+def test_auc_is_the_share_of_pairs_ranked_right(pos: list[int], neg: list[int]) -> None:
+    got = auc(pos, neg)
+    if not pos or not neg:
+        assert got is None
+        return
+    pairs = list(itertools.product(pos, neg))
+    want = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in pairs) / len(pairs)
+    assert got == pytest.approx(want)
+
+
+def test_the_sampler_balances_depths_and_labels() -> None:
+    values = ([_ex(0, True, i) for i in range(5)] + [_ex(1, True, i) for i in range(10)]
+              + [_ex(1, False, i) for i in range(90)] + [_ex(2, True, i) for i in range(2)]
+              + [_ex(2, False, i) for i in range(900)])
+    sampler = Sampler(values, [], TrainConfig(batch=64, seed=3))
+    drawn = [ex for _ in range(60) for ex in sampler.batch()]
+    assert not any(ex.depth == 0 for ex in drawn)  # the root is never scored by a search: not trained
+    for depth in (1, 2):
+        here = [ex for ex in drawn if ex.depth == depth]
+        assert 0.45 < len(here) / len(drawn) < 0.55
+        assert 0.45 < sum(ex.label for ex in here) / len(here) < 0.55
+
+
+def test_the_learning_rate_warms_up_and_decays() -> None:
+    cfg = TrainConfig(steps=1000, warmup=100, lr=1e-3)
+    rates = [learning_rate(cfg, s) for s in range(1, 1001)]
+    assert rates[0] == pytest.approx(1e-5) and rates[99] == pytest.approx(1e-3)
+    assert all(a >= b for a, b in zip(rates[99:], rates[100:], strict=False))
+    assert rates[-1] == pytest.approx(1e-4)
+
+
+def test_bad_options_are_one_line_errors(export_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, says in ((["--kinds", "vote"], "--kinds"), (["--steps", "0"], "--steps"), (["--lr", "2"], "--lr")):
+        code = main(["train", "game24", "--data", str(export_dir), "--out", "x.gguf", *argv])
+        err = capsys.readouterr().err
+        assert code == 2 and says in err and err.count("\n") == 1
+    code = main(["train", "game24", "--data", str(export_dir), "--out", "x.bin"])
+    assert code == 2 and ".gguf" in capsys.readouterr().err
+
+
+def _needs_train_extra() -> None:
+    import importlib.util
+
+    missing = [m for m in ("torch", "transformers", "peft", "gguf") if importlib.util.find_spec(m) is None]
+    if missing and os.environ.get("CI"):
+        pytest.fail(f"CI installs the train extra, but {missing} did not import")
+    if missing:
+        pytest.skip(f"the train extra is not installed ({', '.join(missing)}); CI installs it")
+
+
+@pytest.mark.model
+def test_train_convert_and_load_with_the_embedded_model(export_dir: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A few steps at a high rate, so that the adapter moves the label probabilities; llama.cpp
+    with the written GGUF must give what PyTorch gives, and differ from the model without it."""
+    _needs_train_extra()
+    out = tmp_path / "a.gguf"
+    assert main(["train", "game24", "--data", str(export_dir), "--out", str(out), "--steps", "6", "--batch", "4",
+                 "--lr", "0.01", "--eval-every", "3", "--eval-limit", "24", "--threads", "2"]) == 0
+    manifest = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert manifest["complete"] and manifest["trained_for"] == ["value"] and manifest["task"] == "game24"
+    assert manifest["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    assert [p["step"] for p in manifest["curve"]] == [3, 6]
+    export = json.loads((export_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert {f["sha256"] for f in manifest["data"]["files"]} == {
+        export["splits"][s]["files"]["value"]["sha256"] for s in ("train", "val")}
+    check = manifest["conversion_check"]
+    assert check["max_difference"] < 0.3 < check["max_difference_without_adapter"], check
+    capsys.readouterr()
+    assert main(["solve", "game24", "4 9 10 13", "--adapter", str(out), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["verified"] and row["adapter"] == {"file": "a.gguf", "sha256": manifest["sha256"]}
+
+
+@pytest.mark.model
+def test_the_shipped_adapter_gives_its_recorded_label_probabilities() -> None:
+    """The shipped Game-of-24 adapter loads with the installed llama.cpp and gives, on the
+    prompts its manifest recorded, the gaps log p(sure) - log p(impossible) recorded there."""
+    import asyncio
+
+    from solver.lm.adapters import SHIPPED, read_adapter
+    from solver.lm.local import LocalBackend
+
+    adapter = read_adapter(SHIPPED / "game24.gguf")
+    assert adapter.trained_for == {"value"} and adapter.task == "game24"
+    gaps = adapter.manifest["conversion_check"]["gaps"][:8]
+    backend = LocalBackend(adapter=adapter)
+
+    async def run() -> list[float]:
+        try:
+            out = []
+            for g in gaps:
+                lps, _ = await backend.score(g["prompt"], [" sure", " impossible"])
+                out.append(lps[0] - lps[1])
+            return out
+        finally:
+            await backend.close()
+
+    for g, got in zip(gaps, asyncio.run(run()), strict=True):
+        assert got == pytest.approx(g["llama_cpp"], abs=0.05), g["prompt"]
