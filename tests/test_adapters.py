@@ -158,3 +158,13 @@ def test_an_unknown_adapter_file_is_a_model_error(capsys: pytest.CaptureFixture[
     code = main(["solve", "game24", "4 9 10 13", "--adapter", str(tmp_path / "none.gguf")])
     err = capsys.readouterr().err
     assert code == 3 and "no such adapter file" in err and err.count("\n") == 1
+
+
+def test_an_adapter_for_another_base_model_is_refused_before_loading() -> None:
+    from solver.lm.local import LocalBackend
+
+    other = Adapter(Path("x.gguf"), "cd" * 32, "game24", frozenset({"value"}), "00" * 32)
+    with pytest.raises(LMError, match="trained on another model"):
+        LocalBackend(adapter=other)
+    with pytest.raises(LMError, match="trained on another model"):
+        LocalBackend(adapter=Adapter(Path("x.gguf"), "cd" * 32, "game24", frozenset({"value"}), None))
