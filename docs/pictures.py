@@ -6,10 +6,11 @@
 
 The search tree is `tot show --svg --oracle` of a BFS with a beam of 2 over Game of 24's
 "4 9 10 13", the embedded model ranking the states (`tot solve game24 "4 9 10 13" --method tot-bfs
---breadth 2`); magenta marks the solvable states the beam lost. The calibration plot is
-`tot audit --markdown`'s reliability plot of a trace of the default
-Game-of-24 search (`tot solve game24 --data --range 901-903`): each judgement class of the
-embedded model against the share of states the exact oracle calls solvable.
+--breadth 2 --adapter off`); magenta marks the solvable states the beam lost. The calibration plot
+is `tot audit --markdown`'s reliability plot of a trace of the default Game-of-24 search
+(`tot solve game24 --data --range 901-903 --adapter off`): each judgement class of the embedded
+model against the share of states the exact oracle calls solvable. Both show the model as it is,
+without the adapter trained on exact labels (docs/training.md), as they were recorded.
 """
 
 from __future__ import annotations
@@ -41,10 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        tot("solve", "game24", "--data", "--range", "901-903", "--trace", "pictures.jsonl", "--json",
-            "--cache", str(REPLAY), "--cache-mode", "record" if args.record else "replay", cwd=work)
+        tot("solve", "game24", "--data", "--range", "901-903", "--adapter", "off", "--trace", "pictures.jsonl",
+            "--json", "--cache", str(REPLAY), "--cache-mode", "record" if args.record else "replay", cwd=work)
         tot("audit", "pictures.jsonl", "--markdown", "audit.md", cwd=work)
-        tot("solve", "game24", "4 9 10 13", "--method", "tot-bfs", "--breadth", "2", "--trace", "tree.jsonl",
+        tot("solve", "game24", "4 9 10 13", "--method", "tot-bfs", "--breadth", "2", "--adapter", "off",
+            "--trace", "tree.jsonl",
             "--cache", str(REPLAY), "--cache-mode", "record" if args.record else "replay", cwd=work)
         tot("show", "tree.jsonl", "--svg", "--oracle", "-o", str(out / "search-tree.svg"), cwd=work)
         plots = sorted(work.glob("audit_reliability_*.png"))
