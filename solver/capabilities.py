@@ -127,7 +127,7 @@ class HasOracle(Protocol):
 @runtime_checkable
 class HasDistance(Protocol):
     """Exact distance to a solution, where the task can prove it (planning: the length of an
-    optimal plan). Used by the label export (``solver.labels``): a step is good when it keeps a
+    optimal plan). Used by the label export (``solver.tools.labels``): a step is good when it keeps a
     solution reachable and shortens the distance by one."""
 
     def distance(self, state: Any) -> int | None:

@@ -222,11 +222,6 @@ class LocalBackend:
         self.model = DEFAULT_MODEL if path is None else self.path.stem
         self.adapter = adapter
         if adapter is not None:
-            from solver.lm.adapters import file_sha256
-
-            if adapter.base_sha256 is None or adapter.base_sha256 != file_sha256(self.path):
-                raise LMError(f"the adapter {adapter.path.name} was trained on another model than "
-                              f"{self.path.name} (its manifest names base sha256 {adapter.base_sha256})")
             self.model = f"{self.model}+{adapter.tag}"
         self.name = f"local:{self.model}"
         self.trained_context = model_context(self.path)
@@ -239,6 +234,12 @@ class LocalBackend:
         self._constrainer: Any = None  # grammars compiled for the generation model (constrain.py)
         if check:  # a native crash of llama.cpp becomes an LMError here, not a dead process later
             check_runtime(self.path, self.threads)
+        if adapter is not None:  # after the start-up check: a model that does not load says so first
+            from solver.lm.adapters import file_sha256
+
+            if adapter.base_sha256 is None or adapter.base_sha256 != file_sha256(self.path):
+                raise LMError(f"the adapter {adapter.path.name} was trained on another model than "
+                              f"{self.path.name} (its manifest names base sha256 {adapter.base_sha256})")
 
     def grammar_support(self) -> tuple[str, bool]:
         """The engine that follows a grammar here (llguidance or llama.cpp's sampler), and that it

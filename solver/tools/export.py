@@ -2,7 +2,7 @@
 
     tot export TASK --out DIR [--splits train,val] [--formats value,step,preference,stepwise]
 
-Every record is labelled by the task's exact oracle (``solver.labels``), never by a model, and
+Every record is labelled by the task's exact oracle (``solver.tools.labels``), never by a model, and
 says where it came from: the task, the split, the puzzle's id and text, the state and its depth.
 Each split is a list of puzzles the task names (``ExportSplits``); the puzzles of every test set
 that a results table of this project uses are never in any split, so nothing exported can be
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol, Sequence, runtime_checkable
 
 from solver.capabilities import HasOracle, LegalMoves, TrainingPrompts, find, missing_message
-from solver.labels import LabelledState, Undecided, label_state, walk
+from solver.tools.labels import LabelledState, Undecided, label_state, walk
 from solver.tools.plugins import TaskPlugin
 
 COMMAND = "export"
