@@ -245,6 +245,20 @@ def test_runs_without_the_gate_are_a_group_of_their_own() -> None:
     assert [g["method"] for g in groups] == ["tot-bfs", "tot-bfs:no-gate"]
 
 
+def test_runs_with_an_adapter_are_a_group_of_their_own_and_the_report_names_the_model() -> None:
+    """tot audit with and without an adapter: the model's name carries the adapter's, and each
+    model's judgements are counted apart and named in the report."""
+    tagged = "local:gemma3-270m-q4_k_m+game24@eb05eec219e1"
+    adapted = [dict(e, model=tagged) if e["event"] == "start" else e for e in _bfs_trace()]
+    report = audit([("t", _bfs_trace() + adapted)], PLUGINS)
+    assert [g["model"] for g in report["groups"]] == ["m", tagged]
+    assert [g["runs"] for g in report["groups"]] == [1, 1]
+    text = render(report)
+    summary = [line for line in text.splitlines() if line.startswith("t ")]
+    assert len(summary) == 2 and tagged in summary[1] and tagged not in summary[0]
+    assert f"== t [game24 tot-bfs propose value {tagged}]" in text
+
+
 def test_a_task_without_restore_is_reported_plainly() -> None:
     class NoRestore:
         name = "plain"

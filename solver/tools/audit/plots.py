@@ -14,7 +14,7 @@ from typing import Any
 
 
 def _slug(g: dict[str, Any], index: int) -> str:
-    bits = [str(g.get(k)) for k in ("task", "method", "generator", "evaluator") if g.get(k)]
+    bits = [str(g.get(k)) for k in ("task", "method", "generator", "evaluator", "model") if g.get(k)]
     text = re.sub(r"[^A-Za-z0-9]+", "-", "-".join(bits)).strip("-").lower()[:60]
     return f"{index}-{text}" if text else str(index)
 

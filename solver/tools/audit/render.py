@@ -12,7 +12,7 @@ def _pct(p: dict[str, Any]) -> str:
 
 
 def _name(g: dict[str, Any]) -> str:
-    bits = [str(g.get(k)) for k in ("task", "method", "generator", "evaluator") if g.get(k)]
+    bits = [str(g.get(k)) for k in ("task", "method", "generator", "evaluator", "model") if g.get(k)]
     return f"{g['source']} [{' '.join(bits)}]"
 
 
@@ -29,18 +29,20 @@ def _has_unvisited(groups: list[dict[str, Any]]) -> bool:
 
 def _summary_rows(report: dict[str, Any]) -> list[list[str]]:
     mcts = _has_unvisited(report["groups"])
-    rows = [["source", "task", "method", "generator", "evaluator", "runs", "evaluated", "solvable",
+    rows = [["source", "task", "method", "generator", "evaluator", "model", "runs", "evaluated", "solvable",
              "false-prune [95% CI]", "pruned", "beam (tie)", *(["unvisited"] if mcts else []), "other",
              "lost puzzles"]]
     for g in report["groups"]:
         if "unsupported" in g:
             rows.append([g["source"], str(g.get("task")), str(g.get("method")), str(g.get("generator")),
-                         str(g.get("evaluator")), str(g["runs"]), "not auditable: " + g["unsupported"],
+                         str(g.get("evaluator")), str(g.get("model") or "-"), str(g["runs"]),
+                         "not auditable: " + g["unsupported"],
                          "", "", "", "", "", "", *([""] if mcts else [])])
             continue
         a = g["depths"]["all"]
         rows.append([g["source"], str(g.get("task")), str(g.get("method")), str(g.get("generator")),
-                     str(g.get("evaluator")), str(g["runs"]), str(a["evaluated"]), str(a["solvable"]),
+                     str(g.get("evaluator")), str(g.get("model") or "-"), str(g["runs"]), str(a["evaluated"]),
+                     str(a["solvable"]),
                      _pct(a["false_prune"]), str(a["cut"]["pruned"]["solvable"]),
                      f"{a['cut']['beam']['solvable']} ({a['beam_ties']['solvable']})",
                      *([str(_unvisited(a) or 0)] if mcts else []),
