@@ -34,9 +34,9 @@ TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 class TrainConfig:
     """What a training run does; recorded in the adapter's manifest."""
 
-    steps: int = 2000
+    steps: int = 1500
     batch: int = 32
-    lr: float = 1e-3
+    lr: float = 4e-4
     warmup: int = 50
     rank: int = 16
     alpha: int = 32
