@@ -292,11 +292,14 @@ def run_training(trainer: Trainer, train_values: Sequence[Example], train_steps:
         val = rng.sample(val, cfg.eval_limit)
     curve = Curve()
     losses: list[float] = []
-    start = time.time()
+    start = last_log = time.time()
     for step in range(1, cfg.steps + 1):
         losses.append(trainer.step(sampler.batch(), learning_rate(cfg, step)))
-        if step % 50 == 0 and step % cfg.eval_every:
-            trainer.log(f"step {step}/{cfg.steps}: {(time.time() - start) / step:.2f} s a step")
+        now = time.time()
+        # every 50 steps, and at least every 2 minutes when steps are slow (long prompts, shared cores)
+        if (step % 50 == 0 or now - last_log >= 120) and step % cfg.eval_every and step != cfg.steps:
+            trainer.log(f"step {step}/{cfg.steps}: {(now - start) / step:.2f} s a step")
+            last_log = now
         if step % cfg.eval_every == 0 or step == cfg.steps:
             figures = held_out_figures(trainer, val, keys) if val else {}
             point = {"step": step, "examples": trainer.examples_seen, "seconds": round(time.time() - start, 1),
@@ -304,6 +307,7 @@ def run_training(trainer: Trainer, train_values: Sequence[Example], train_steps:
             curve.points.append(point)
             losses = []
             trainer.log(_curve_line(point))
+            last_log = time.time()
             if on_eval is not None and step < cfg.steps:
                 on_eval(curve)
     return curve
