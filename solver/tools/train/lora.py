@@ -113,10 +113,10 @@ class Trainer:
     def trainable(self) -> int:
         return sum(p.numel() for p in self.params)
 
-    def _encode(self, batch: Sequence[Example]) -> tuple[Any, Any, Any]:
-        """Left-padded ids, attention mask and, for each position, the completion token it
-        predicts (-100 where none). Prompt and completion are tokenised together and split where
-        their tokens part, as the embedded model's scoring does."""
+    def _encode(self, batch: Sequence[Example]) -> tuple[Any, Any, Any, int]:
+        """Left-padded ids, attention mask and labels (-100 outside completions), and how many
+        final positions hold a completion token. Prompt and completion are tokenised together and
+        split where their tokens part, as the embedded model's scoring does."""
         import torch
 
         rows, comps = [], []
@@ -130,33 +130,33 @@ class Trainer:
             rows.append(full)
             comps.append(len(full) - cut)
         width = max(len(r) for r in rows)
+        keep = max(comps)
         pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         ids = torch.full((len(rows), width), pad, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
-        targets = torch.full((len(rows), width), -100, dtype=torch.long)  # the token each position predicts
+        labels = torch.full((len(rows), keep), -100, dtype=torch.long)
         for i, (r, c) in enumerate(zip(rows, comps, strict=True)):
             ids[i, width - len(r):] = torch.tensor(r)
             mask[i, width - len(r):] = 1
             if c:
-                targets[i, width - c - 1: width - 1] = torch.tensor(r[len(r) - c:])
-        return ids.to(self.device), mask.to(self.device), targets.to(self.device)
+                labels[i, keep - c:] = torch.tensor(r[len(r) - c:])
+        return ids.to(self.device), mask.to(self.device), labels.to(self.device), keep
 
-    def step(self, batch: Sequence[Example], lr: float) -> float:
-        """One optimiser step. The output layer (262,144 words) runs only at the positions that
-        predict a completion token, not at every position of the batch."""
+    def _logits(self, ids: Any, mask: Any, keep: int) -> Any:
         import torch
 
-        ids, mask, targets = self._encode(batch)
-        base: Any = self.model.get_base_model()
         with torch.autocast(self.device, dtype=torch.bfloat16, enabled=self.bf16):
-            hidden = base.model(input_ids=ids, attention_mask=mask).last_hidden_state
-            where = targets != -100
-            logits = base.lm_head(hidden[where])
-        logits = logits.float()
-        cap = getattr(base.config, "final_logit_softcapping", None)
-        if cap:
-            logits = torch.tanh(logits / cap) * cap
-        loss = torch.nn.functional.cross_entropy(logits, targets[where])
+            # logits_to_keep=keep+1: the positions that predict the last ``keep`` tokens
+            out = self.model(input_ids=ids, attention_mask=mask, logits_to_keep=keep + 1)
+        return out.logits[:, :-1, :].float()
+
+    def step(self, batch: Sequence[Example], lr: float) -> float:
+        import torch
+
+        ids, mask, labels, keep = self._encode(batch)
+        logits = self._logits(ids, mask, keep)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
+                                                 ignore_index=-100)
         for g in self.opt.param_groups:
             g["lr"] = lr
         loss.backward()
