@@ -33,16 +33,14 @@ def _summary_rows(report: dict[str, Any]) -> list[list[str]]:
              "false-prune [95% CI]", "pruned", "beam (tie)", *(["unvisited"] if mcts else []), "other",
              "lost puzzles"]]
     for g in report["groups"]:
+        who = [g["source"], str(g.get("task")), str(g.get("method")), str(g.get("generator")),
+               str(g.get("evaluator")), str(g.get("model") or "-"), str(g["runs"])]
         if "unsupported" in g:
-            rows.append([g["source"], str(g.get("task")), str(g.get("method")), str(g.get("generator")),
-                         str(g.get("evaluator")), str(g.get("model") or "-"), str(g["runs"]),
-                         "not auditable: " + g["unsupported"],
-                         "", "", "", "", "", "", *([""] if mcts else [])])
+            rows.append([*who, "not auditable: " + g["unsupported"], "", "", "", "", "", "",
+                         *([""] if mcts else [])])
             continue
         a = g["depths"]["all"]
-        rows.append([g["source"], str(g.get("task")), str(g.get("method")), str(g.get("generator")),
-                     str(g.get("evaluator")), str(g.get("model") or "-"), str(g["runs"]), str(a["evaluated"]),
-                     str(a["solvable"]),
+        rows.append([*who, str(a["evaluated"]), str(a["solvable"]),
                      _pct(a["false_prune"]), str(a["cut"]["pruned"]["solvable"]),
                      f"{a['cut']['beam']['solvable']} ({a['beam_ties']['solvable']})",
                      *([str(_unvisited(a) or 0)] if mcts else []),
