@@ -283,3 +283,61 @@ def test_bench_runs_the_planner_alone_and_any_search_and_their_plans_are_valid_a
     assert main([*argv[:9], "planner,cot", *argv[10:]]) == 2
     err = capsys.readouterr().err
     assert "unknown method 'cot'" in err and "planner" in err and "best-first" in err
+
+
+# ---- each method with no flags: the settings it ran with, read from its output and trace ----------
+
+def _fake_model(monkeypatch: pytest.MonkeyPatch, backend: ScriptedBackend) -> list[Settings]:
+    """``tot``'s model client replaced by ``backend``; returns the settings each client was made with."""
+    from solver.tools import cli
+
+    made: list[Settings] = []
+
+    def make(s: Settings, *_: object) -> LMClient:
+        made.append(s)
+        return LMClient(backend)
+    monkeypatch.setattr(cli, "make_client", make)
+    return made
+
+
+def test_llmp_with_no_flags_writes_under_the_problem_grammar(
+        files: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    head, body = PROBLEM[: PROBLEM.index("(:init")].rstrip(), PROBLEM[PROBLEM.index("(:init"):]
+    made = _fake_model(monkeypatch, ScriptedBackend(
+        lambda prompt, params, i: "" if params.grammar is None else head if "(:objects" in params.grammar
+        else " " + body.strip()))
+    assert main(["solve", "planning", "--domain", str(files / "domain.pddl"), "--nl", str(files / "p01.nl"),
+                 "--method", "llmp", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["grammar"] == "on" and out["attempts"] == 1 and out["solved"]
+    assert made[0].model.grammar and not made[0].model.grammar_forced  # --grammar auto
+
+
+def test_llmp_with_grammar_off_writes_unconstrained(
+        files: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    backend = ScriptedBackend(lambda prompt, params, i: PROBLEM if params.grammar is None else "")
+    _fake_model(monkeypatch, backend)
+    assert main(["solve", "planning", "--domain", str(files / "domain.pddl"), "--nl", str(files / "p01.nl"),
+                 "--method", "llmp", "--grammar", "off", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["grammar"] == "off"
+    assert [p.grammar for _, p in backend.requests] == [None]
+
+
+@pytest.mark.parametrize("method", ["tot-complete", "tot-bfs", "tot-dfs", "long", "best-first", "mcts", "beam"])
+def test_each_search_with_no_flags_runs_the_documented_defaults(
+        method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from solver.searches import SEARCHES
+
+    assert method in SEARCHES  # a search added later is named here too (see the next test)
+    _fake_model(monkeypatch, ScriptedBackend(lambda prompt, params, i: "", scorer=lambda prompt, c: -1.0))
+    trace = tmp_path / "t.jsonl"
+    main(["solve", "game24", "4 9 10 13", "--method", method, "--trace", str(trace), "--json"])
+    start = next(e for e in map(json.loads, trace.read_text().splitlines()) if e["event"] == "start")
+    assert (start["method"], start["generator"], start["evaluator"]) == (method, "enumerate", "likelihood")
+    assert start["grammar"]["on"] is True and start["gate"] is True and start["seed"] == 0
+
+
+def test_the_no_flags_test_names_every_registered_search() -> None:
+    from solver.searches import SEARCHES
+
+    assert sorted(SEARCHES) == sorted(["tot-complete", "tot-bfs", "tot-dfs", "long", "best-first", "mcts", "beam"])

@@ -192,7 +192,7 @@ class PlanningPlugin:
             if args.method == "llmp":
                 out = await run_llmp(inp, client, repairs=args.repairs, planner_seconds=args.planner_seconds,
                                      planner_mode=args.planner_mode, seed=args.seed, usage=usage, planner=planner,
-                                     grammar=getattr(args, "grammar", "on") == "on")
+                                     grammar=settings.model.grammar)
             else:
                 out = await run_direct(inp, client, seed=args.seed, usage=usage)
         except BudgetExhausted as exc:
