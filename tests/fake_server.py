@@ -101,6 +101,8 @@ class Script:
     stream_shift: float = 0.0  # added to every streamed log-probability (a server whose streams disagree)
     logprobs_delay: float = 0.0  # extra seconds a plain (not streamed) answer with logprobs takes, as
     # llama-cpp-python's, which takes the log-softmax of every prompt row there and of one row in a stream
+    logprobs_form: str = "legacy"  # "content": completions' log-probabilities in the newer form llama.cpp's
+    # own server sends (``logprobs.content[i].top_logprobs`` lists of {id, token, bytes, logprob}), no echo
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -224,6 +226,8 @@ class FakeOpenAIServer:
                 if lp is not None:
                     lp = {k: v[:1] for k, v in lp.items()}
                     lp["top_logprobs"] = [{t: v + s.stream_shift for t, v in lp["top_logprobs"][0].items()}]
+                    if s.logprobs_form == "content":
+                        lp = _content_form(lp, "")
                 first = {"text": "4", "index": 0, "finish_reason": None, "logprobs": lp}
                 last = {"text": "", "index": 0, "finish_reason": "length", "logprobs": None}
                 usage = {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4} if s.stream_usage else None
@@ -341,6 +345,8 @@ class FakeOpenAIServer:
                     prompt = str(body.get("prompt") or "")
                     echo = bool(body.get("echo"))
                     lp = _logprobs(prompt, echo, int(body["logprobs"])) if body.get("logprobs") is not None else None
+                    if lp is not None and s.logprobs_form == "content":
+                        lp, echo = _content_form(lp, prompt if echo else ""), False
                     choices = [{"index": i, "finish_reason": finish, "text": (prompt if echo else "") + answer,
                                 "logprobs": lp} for i in range(n)]
                     if reasoning is not None:
@@ -376,3 +382,19 @@ def _logprobs(prompt: str, echo: bool, k: int) -> dict[str, Any]:
         values[0] = None
         tops[0] = None
     return {"tokens": tokens, "text_offset": offsets, "token_logprobs": values, "top_logprobs": tops}
+
+
+def _content_form(lp: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """``_logprobs``'s answer as llama.cpp's own server words it: only the generated tokens (it has
+    no echo), each with its top alternatives as a list of {id, token, bytes, logprob}."""
+    skip = len(re.findall(r"\s*\S+|\s+$", prompt)) if prompt else 0
+    content = []
+    for i, (token, value, tops) in enumerate(zip(lp["tokens"], lp["token_logprobs"], lp["top_logprobs"],
+                                                 strict=True)):
+        if i < skip:
+            continue
+        alts = [{"id": 100 + j, "token": t, "bytes": list(t.encode()), "logprob": v}
+                for j, (t, v) in enumerate((tops or {}).items())]
+        content.append({"id": 0, "token": token, "bytes": list(token.encode()), "logprob": value,
+                        "top_logprobs": alts})
+    return {"content": content}

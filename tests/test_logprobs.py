@@ -62,3 +62,48 @@ def test_logprobs_are_recorded_and_replayed(tmp_path: Path) -> None:
 def test_backend_without_logprobs_gives_none() -> None:
     client = LMClient(ScriptedBackend(lambda p, g, i: "x"))
     assert asyncio.run(client.session().complete_scored("hi", GenParams(n=2))) == [("x", None), ("x", None)]
+
+
+# ---- both forms servers send: legacy dicts and llama.cpp's content lists ------------------------
+
+def test_first_top_reads_the_legacy_form_and_the_content_form_alike() -> None:
+    from types import SimpleNamespace
+
+    from solver.lm.logprobs import first_top, total_logprob
+
+    legacy = {"tokens": [" sure", "\n"], "token_logprobs": [-0.25, -1.0],
+              "top_logprobs": [{" sure": -0.25, " likely": -2.0}, {"\n": -1.0}]}
+    content = {"content": [
+        {"id": 7, "token": " sure", "bytes": [32], "logprob": -0.25,
+         "top_logprobs": [{"id": 7, "token": " sure", "bytes": [32], "logprob": -0.25},
+                          {"id": 9, "token": " likely", "bytes": [32], "logprob": -2.0},
+                          {"id": 12, "token": " likely", "bytes": [32], "logprob": -5.0},  # prints alike
+                          {"id": 13, "token": "", "bytes": [], "logprob": -6.0},
+                          {"id": 14, "token": " x", "bytes": [32], "logprob": "nan?"}]},
+        {"id": 3, "token": "\n", "bytes": [10], "logprob": -1.0, "top_logprobs": []}]}
+    as_objects = SimpleNamespace(content=[SimpleNamespace(token=" sure", logprob=-0.25, top_logprobs=[
+        SimpleNamespace(token=" sure", logprob=-0.25), SimpleNamespace(token=" likely", logprob=-2.0)])])
+    want = {" sure": -0.25, " likely": -2.0}
+    assert first_top(legacy) == first_top(content) == first_top(as_objects) == want
+    assert total_logprob(legacy) == total_logprob(content) == -1.25
+    for nothing in (None, {}, {"content": []}, {"top_logprobs": []}, {"content": [{"token": "a"}]},
+                    {"top_logprobs": [None]}, {"content": "x"}, SimpleNamespace()):
+        assert first_top(nothing) is None
+    assert total_logprob({"content": [{"logprob": None}]}) is None
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_a_server_that_sends_the_content_form_scores_labels(stream: bool) -> None:
+    """llama.cpp's own server answers /v1/completions' log-probabilities in the content form and
+    has no echo: value labels are scored from its top alternatives, as from the legacy form."""
+    async def go(url: str) -> tuple[list[float], str]:
+        backend = OpenAIBackend("fake", url, max_retries=0)
+        try:
+            scores, _ = await backend.score("4 4 10\n", [" sure", " likely", " impossible"])
+            return scores, await backend.scoring_method([" sure"])
+        finally:
+            await backend.close()
+
+    with FakeOpenAIServer(logprobs_form="content", stream=stream, stream_usage=stream) as srv:
+        scores, method = asyncio.run(go(srv.url))
+    assert method == "top-logprobs" and scores == [-1.5, -2.0, -3.0]

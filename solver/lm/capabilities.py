@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 from solver.lm.base import LMError, ServerUnavailable
+from solver.lm.logprobs import first_top
 
 __all__ = ["Capabilities", "FEATURES", "GRAMMAR_SLOW", "GRAMMAR_WAYS", "PROBE_PROMPT", "STREAM_TOKENS", "TOP_K",
            "forget", "grammar_body", "probe", "stream_top"]
@@ -197,10 +198,9 @@ async def _top_logprobs(b: _Prober) -> int:
             raise
         except LMError:
             continue
-        lp = resp.choices[0].logprobs if resp.choices else None
-        tops = getattr(lp, "top_logprobs", None)
-        if isinstance(tops, list) and tops and isinstance(tops[0], dict) and len(tops[0]) >= 2:
-            return min(k, len(tops[0]))
+        top = first_top(resp.choices[0].logprobs if resp.choices else None)
+        if top is not None and len(top) >= 2:
+            return min(k, len(top))
     return 0
 
 
@@ -218,9 +218,8 @@ async def stream_top(b: _Prober, timeout: float | None = None, *, prompt: str, k
     try:
         async for chunk in stream:
             for choice in getattr(chunk, "choices", None) or []:
-                tops = getattr(getattr(choice, "logprobs", None), "top_logprobs", None)
-                if top is None and isinstance(tops, list) and tops and isinstance(tops[0], dict) and tops[0]:
-                    top = {str(t): float(v) for t, v in tops[0].items() if isinstance(v, (int, float)) and t}
+                if top is None:
+                    top = first_top(getattr(choice, "logprobs", None))
             used = getattr(getattr(chunk, "usage", None), "prompt_tokens", None)
             if isinstance(used, int) and not isinstance(used, bool) and used >= 0:
                 tokens = used
@@ -282,9 +281,8 @@ async def _stream_logprobs(b: _Prober) -> tuple[str | bool, str]:
     # The plain answer on the streamed request's own prompt: the same alternatives, the same count.
     resp = await b.request("probe stream_logprobs", b._client.completions.create, model=b.model,
                            prompt="S. " + COST_PROMPT, max_tokens=1, logprobs=k, temperature=0.0)
-    plain = resp.choices[0].logprobs.top_logprobs[0]
-    if not isinstance(plain, dict) or not plain or not _same_top({str(t): float(v) for t, v in plain.items()},
-                                                                 streamed):
+    plain = first_top(resp.choices[0].logprobs if resp.choices else None)
+    if plain is None or not _same_top(plain, streamed):
         return False, "streams list other log-probabilities"
     if not how or tokens != getattr(getattr(resp, "usage", None), "prompt_tokens", None):
         return False, "a stream's prompt tokens cannot be counted"

@@ -12,6 +12,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from solver.lm.base import Completion, EndpointDown, GenParams, LMError, ServerTooSlow, ServerUnavailable
 from solver.lm.capabilities import FEATURES, GRAMMAR_SLOW, GRAMMAR_WAYS, TOP_K, Capabilities, probe, stream_top
+from solver.lm.logprobs import first_top, total_logprob
 from solver.lm.thinking import Thinking, parse_thinking, split_thinking
 
 Notify = Callable[[str], None]
@@ -447,14 +448,12 @@ class OpenAIBackend:
             else:
                 resp = await self.request("score", self._client.completions.create, model=self.model,
                                           prompt=prompt, max_tokens=1, logprobs=k, temperature=0.0)
-                lp = resp.choices[0].logprobs if resp.choices else None
-                tops = getattr(lp, "top_logprobs", None)
-                top = tops[0] if isinstance(tops, list) and tops else None
+                top = first_top(resp.choices[0].logprobs if resp.choices else None)
                 tokens = _count(getattr(getattr(resp, "usage", None), "prompt_tokens", 0))
-            if not isinstance(top, dict) or not top:
+            if not top:
                 raise LMError(f"the server at {self.base_url} returned no top log-probabilities "
                               "(capability: top_logprobs)")
-            alts = {str(t): float(v) for t, v in top.items() if isinstance(v, (int, float)) and t}
+            alts = top
         except _MALFORMED as exc:
             raise LMError(_safe_message(exc, self._secret, "malformed response from server")) from None
         floor = min(alts.values())
@@ -574,18 +573,9 @@ def _reasoning_tokens(usage: Any, completion_tokens: int, texts: list[str], thin
 
 
 def _total_logprob(choice: Any) -> float | None:
-    """Sum of the sampled tokens' log-probabilities of one choice (completions or chat shape);
-    None when the server sent none."""
-    lp = getattr(choice, "logprobs", None)
-    if lp is None:
-        return None
-    values = getattr(lp, "token_logprobs", None)
-    if values is None and getattr(lp, "content", None) is not None:
-        values = [getattr(t, "logprob", None) for t in lp.content]
-    if not isinstance(values, list):
-        return None
-    nums = [float(v) for v in values if isinstance(v, (int, float))]
-    return sum(nums) if nums else None
+    """Sum of the sampled tokens' log-probabilities of one choice (legacy or content form, see
+    solver/lm/logprobs.py); None when the server sent none."""
+    return total_logprob(getattr(choice, "logprobs", None))
 
 
 def _safe_message(exc: BaseException, secret: str | None = None, prefix: str = "") -> str:
