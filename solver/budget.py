@@ -51,6 +51,8 @@ class Usage:
     backend_calls: int = 0
     cache_hits: int = 0
     failed_calls: int = 0
+    score_calls: int = 0  # scoring requests (log-probabilities) that went to the model
+    failed_scores: int = 0  # of those, the ones that failed
     replayed_tokens: int = 0  # tokens of cache hits, counted as when they were recorded
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -102,6 +104,8 @@ class Usage:
             "backend_calls": self.backend_calls,
             "cache_hits": self.cache_hits,
             "failed_calls": self.failed_calls,
+            "score_calls": self.score_calls,
+            "failed_scores": self.failed_scores,
             "replayed_tokens": self.replayed_tokens,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,

@@ -361,6 +361,7 @@ class Needs:
 
     parts: tuple[type, ...] = ()
     model: bool = False
+    scores: bool = False  # the model's log-probabilities (Session.score), not only its text
 
 
 @runtime_checkable

@@ -98,7 +98,7 @@ class Likelihood:
     chat: bool = False
     name: str = "likelihood"
     prune_below: float = 1.0
-    needs: ClassVar[Needs] = Needs((ValuePrompts,), model=True)
+    needs: ClassVar[Needs] = Needs((ValuePrompts,), model=True, scores=True)
 
     async def _one(self, task: ValuePrompts, node: Node[Any], model: Session) -> tuple[float, Any]:
         labels = list(self.scale.labels)

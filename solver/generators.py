@@ -139,7 +139,7 @@ class EnumerateRank:
     @property
     def needs(self) -> Needs:
         """Ranked: legal moves, the propose prompt and a model; unranked: legal moves only."""
-        return Needs((LegalMoves, ProposePrompts), model=True) if self.rank else Needs((LegalMoves,))
+        return Needs((LegalMoves, ProposePrompts), model=True, scores=True) if self.rank else Needs((LegalMoves,))
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         moves = require(task, LegalMoves, f"generator `{self.name}`")

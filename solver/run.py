@@ -21,7 +21,7 @@ from solver.evaluators import EVALUATORS, Evaluator, make_evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import GENERATORS, Generator, make_generator
 from solver.lm.adapters import adapter_of
-from solver.lm.base import Backend, ServerUnavailable
+from solver.lm.base import Backend, LMError, ServerUnavailable
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.lm.grammar_report import grammar_setting
@@ -47,11 +47,12 @@ def make_backend(s: ModelSettings) -> Backend:
         adapter = resolve_adapter(s.adapter, s.task, default_model=not s.model)
         return LocalBackend(s.model or None, context=s.context, adapter=adapter)
     if s.backend == "openai":
+        from solver.lm.adapters import resolve_adapter
         from solver.lm.openai_backend import OpenAIBackend
 
-        if s.adapter not in ("auto", "off"):
-            raise ValueError("--adapter PATH runs with the embedded model; a server loads its own adapters "
-                             "(llama.cpp: --lora; vLLM: --enable-lora --lora-modules, then --model NAME)")
+        # auto: none (what a server runs is its own business); a path: the adapter the server has
+        # loaded (llama.cpp: --lora, asked for by request; vLLM: served under --model NAME)
+        adapter = resolve_adapter(s.adapter, s.task, default_model=False)
         model = s.model or os.environ.get("OPENAI_MODEL")
         if not model:
             raise ValueError("--model is required with an OpenAI-compatible server")
@@ -60,7 +61,7 @@ def make_backend(s: ModelSettings) -> Backend:
         urls: list[str | None] = [*split_urls(s.base_url)] or [None]
         ends = [OpenAIBackend(model, url, timeout=s.timeout, max_retries=s.retries, scoring=s.scoring,
                               thinking=s.thinking, probe_parallel=s.probe_parallel,
-                              grammar="on" if s.grammar_forced else "auto") for url in urls]
+                              grammar="on" if s.grammar_forced else "auto", adapter=adapter) for url in urls]
         return ends[0] if len(ends) == 1 else EndpointPool(ends, s.concurrency)
     raise ValueError(f"unknown backend {s.backend!r}; use local or openai")
 
@@ -112,6 +113,41 @@ def make_parts(task: Any, s: Settings) -> tuple[Generator, Evaluator]:
     if tuning is not None:
         gen, ev = tuning.tune(gen, ev)
     return gen, ev
+
+
+async def scoring_notice(client: LMClient | None, parts: tuple[Any, ...]) -> str | None:
+    """One line, before a run, where a part needs the model's log-probabilities (its ``needs``
+    say ``scores``) and the server gives neither kind (echo, top log-probabilities) that ``tot``
+    scores with: every scoring call would fail and the search would go in the checker's own order.
+    None where scoring can work, or nothing needs it, or the model is not a server. Raises
+    LMError where the run names an adapter (--adapter PATH) that the server has not loaded."""
+    from solver.lm.openai_backend import OpenAIBackend
+
+    backend = client.backend if client is not None else None
+    if not isinstance(backend, OpenAIBackend) or client is None or client.mode == "replay":
+        return None
+    if backend.adapter is not None:  # LMError, before any call, where the server has not loaded it
+        await backend.adapter_request()
+    names = [str(getattr(p, "name", type(p).__name__)) for p in parts if isinstance(p, DeclaresNeeds)
+             and p.needs.scores]
+    if not names:
+        return None
+    try:
+        caps = await backend.capabilities(("echo", "top_logprobs"))
+    except LMError:
+        return None  # a server that cannot be reached says so at its first call
+    can = {"auto": caps.echo or bool(caps.top_logprobs), "echo": caps.echo,
+           "top-logprobs": bool(caps.top_logprobs)}[backend.scoring]
+    if can:
+        return None
+    which = " and ".join(names)
+    if caps.echo or caps.top_logprobs:  # --scoring names the kind this server lacks
+        other = "echo" if caps.echo else "top-logprobs"
+        return (f"the server at {backend.base_url} does not give what --scoring {backend.scoring} reads: {which} "
+                f"cannot score there, so the model would order nothing; use --scoring {other}")
+    return (f"the server at {backend.base_url} gives no log-probabilities (neither echo nor top log-probabilities): "
+            f"{which} cannot score there, so the model would order nothing; use --evaluator value (the model "
+            "writes its label) or --generator enumerate")
 
 
 def check_settings(task: Any, s: Settings) -> None:

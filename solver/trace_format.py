@@ -116,6 +116,8 @@ FIELDS: dict[str, tuple[str, str]] = {
     "cache_hits": (INT, "end: calls answered without reaching the model: by the record/replay cache, "
                    "or by the run's own memo (a repeat of a request the run already made)"),
     "failed_calls": (INT, "end: calls that failed"),
+    "score_calls": (INT, "end: scoring requests (log-probabilities) that went to the model"),
+    "failed_scores": (INT, "end: scoring requests that failed (all of them: the model ordered nothing)"),
     "replayed_tokens": (INT, "end: tokens replayed from the cache"),
     "prompt_tokens": (INT, "end: prompt tokens"),
     "completion_tokens": (INT, "end: completion tokens"),
@@ -142,7 +144,8 @@ class EventSpec:
 
 
 _END = ("answer", "report", "stopped_by", "proposed", "rejected", "expanded", "exhausted", "error",
-        "raw_answers", "invalid_answers", "calls", "backend_calls", "cache_hits", "failed_calls",
+        "raw_answers", "invalid_answers", "calls", "backend_calls", "cache_hits", "failed_calls", "score_calls",
+        "failed_scores",
         "replayed_tokens", "prompt_tokens", "completion_tokens", "tokens", "steps", "seconds", "cost",
         "not_tried", "limit", "reasoning_tokens", "answers", "answers_note")
 

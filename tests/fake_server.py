@@ -43,6 +43,11 @@ there), then ``data: [DONE]``. ``POST /extras/tokenize/count`` (llama-cpp-python
 route) answers ``{"count": 3}``, the prompt tokens a plain answer reports, where ``tokenize``
 (else 404); it takes no mode from the script either.
 
+``GET /lora-adapters`` lists ``lora_adapters`` as llama.cpp's server lists the adapters it loaded
+(``[{id, path, scale}]``; None: 404, as every other server). ``logprobs_form="content"`` answers
+log-probabilities as llama.cpp's own server does (``logprobs.content``, no echo); ``"none"`` sends
+none at all (a server that cannot score).
+
 ``GET /props`` answers ``{"total_slots": slots}`` as llama.cpp's own server (llama-server) does,
 unless ``slots`` is None (404, as llama-cpp-python's server); ``serial`` makes the server answer
 one request at a time (as llama-cpp-python's server does), the others waiting their turn.
@@ -101,8 +106,11 @@ class Script:
     stream_shift: float = 0.0  # added to every streamed log-probability (a server whose streams disagree)
     logprobs_delay: float = 0.0  # extra seconds a plain (not streamed) answer with logprobs takes, as
     # llama-cpp-python's, which takes the log-softmax of every prompt row there and of one row in a stream
-    logprobs_form: str = "legacy"  # "content": completions' log-probabilities in the newer form llama.cpp's
-    # own server sends (``logprobs.content[i].top_logprobs`` lists of {id, token, bytes, logprob}), no echo
+    lora_adapters: list[dict[str, Any]] | None = None  # GET /lora-adapters (llama.cpp's server); None: 404
+    # "legacy" (tokens, token_logprobs, top_logprobs dicts); "content": the newer form llama.cpp's own
+    # server sends (``logprobs.content[i].top_logprobs``: lists of {id, token, bytes, logprob}), no echo;
+    # "none": no log-probabilities at all (null)
+    logprobs_form: str = "legacy"
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -172,6 +180,8 @@ class FakeOpenAIServer:
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
                 if self.path.rstrip("/") == "/props" and server.script.slots is not None:
                     self._send(200, json.dumps({"total_slots": server.script.slots}).encode())
+                elif self.path.rstrip("/") == "/lora-adapters" and server.script.lora_adapters is not None:
+                    self._send(200, json.dumps(server.script.lora_adapters).encode())
                 elif self.path.rstrip("/").endswith("/models"):
                     data = {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "me",
                                                         "permissions": []}]}
@@ -228,6 +238,8 @@ class FakeOpenAIServer:
                     lp["top_logprobs"] = [{t: v + s.stream_shift for t, v in lp["top_logprobs"][0].items()}]
                     if s.logprobs_form == "content":
                         lp = _content_form(lp, "")
+                    elif s.logprobs_form == "none":
+                        lp = None
                 first = {"text": "4", "index": 0, "finish_reason": None, "logprobs": lp}
                 last = {"text": "", "index": 0, "finish_reason": "length", "logprobs": None}
                 usage = {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4} if s.stream_usage else None
@@ -347,6 +359,8 @@ class FakeOpenAIServer:
                     lp = _logprobs(prompt, echo, int(body["logprobs"])) if body.get("logprobs") is not None else None
                     if lp is not None and s.logprobs_form == "content":
                         lp, echo = _content_form(lp, prompt if echo else ""), False
+                    elif s.logprobs_form == "none":
+                        lp, echo = None, False
                     choices = [{"index": i, "finish_reason": finish, "text": (prompt if echo else "") + answer,
                                 "logprobs": lp} for i in range(n)]
                     if reasoning is not None:

@@ -205,12 +205,15 @@ async def _top_logprobs(b: _Prober) -> int:
 
 
 async def stream_top(b: _Prober, timeout: float | None = None, *, prompt: str, k: int,
-                     count: str | bool | None = "usage") -> tuple[dict[str, float] | None, int | None]:
+                     count: str | bool | None = "usage",
+                     extra_body: dict[str, Any] | None = None) -> tuple[dict[str, float] | None, int | None]:
     """One streamed request for the top ``k`` log-probabilities of the next token: (the
     alternatives, or None; the prompt's tokens: from the stream's usage, or counted by the
     server's tokenizer route when ``count`` names it; None where neither said). The whole answer
     is read here, so a caller's wait bounds it all."""
     extra: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
+    if extra_body:
+        extra["extra_body"] = extra_body
     stream = await b._client.completions.create(model=b.model, prompt=prompt, max_tokens=1, logprobs=k,
                                                 temperature=0.0, stream=True, **extra)
     top: dict[str, float] | None = None

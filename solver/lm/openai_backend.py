@@ -8,8 +8,10 @@ import itertools
 import math
 import os
 import sys
+from pathlib import Path
 from typing import Any, Awaitable, Callable, Sequence
 
+from solver.lm.adapters import Adapter
 from solver.lm.base import Completion, EndpointDown, GenParams, LMError, ServerTooSlow, ServerUnavailable
 from solver.lm.capabilities import FEATURES, GRAMMAR_SLOW, GRAMMAR_WAYS, TOP_K, Capabilities, probe, stream_top
 from solver.lm.logprobs import first_top, total_logprob
@@ -46,13 +48,20 @@ class OpenAIBackend:
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 3, scoring: str = "auto",
                  notify: Notify | None = stderr_notice, thinking: Thinking | str = "auto",
-                 probe_parallel: bool = True, grammar: str = "auto") -> None:
+                 probe_parallel: bool = True, grammar: str = "auto", adapter: Adapter | None = None) -> None:
+        """``adapter``: a LoRA adapter the server has loaded (llama.cpp's server: ``--lora``, found
+        by its file name in ``/lora-adapters`` and asked for in every request; a server without
+        that route, such as vLLM, is trusted to serve it under ``model``). The model's name then
+        carries the adapter's, as the embedded model's does, so caches and audits keep them apart."""
         import openai
 
         if scoring not in ("auto", "echo", "top-logprobs"):
             raise ValueError(f"unknown scoring {scoring!r}; use auto, echo or top-logprobs")
         self.model = model
-        self.name = f"openai:{model}"
+        self.adapter = adapter
+        self.name = f"openai:{model}" + (f"+{adapter.tag}" if adapter is not None else "")
+        self._lora: dict[str, Any] | None = None  # the request field that asks for the adapter (llama.cpp)
+        self._lora_lock = asyncio.Lock()
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
         key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self._secret = key  # scrubbed from every error message
@@ -85,6 +94,42 @@ class OpenAIBackend:
         self._said_thinking = False
         self._said_ignored = False
 
+    async def adapter_request(self) -> dict[str, Any]:
+        """The request field that sets which of a llama.cpp server's adapters apply: ``{"lora":
+        [{"id", "scale"}, ...]}``, this run's adapter at 1 and every other at 0 (none at all for a
+        run without one), read once from the server's ``/lora-adapters``. Sent with every request,
+        because what a server applies to a request that does not say is its own setting (llama.cpp
+        applied a loaded adapter even under ``--lora-init-without-apply``, measured). {} where the
+        server lists no adapters or has no such route (vLLM serves an adapter under its own model
+        name). LMError where the run names an adapter and the server lists others but not it."""
+        async with self._lora_lock:
+            if self._lora is not None:
+                return self._lora
+            root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+            try:
+                listed = await self._client.get(root + "/lora-adapters", cast_to=object,
+                                                options={"timeout": self.timeout, "max_retries": 0})
+            except self._errors as exc:
+                if self.adapter is None or getattr(exc, "status_code", None) in (404, 405, 501):
+                    self._lora = {}  # no such route: nothing to set (and a run without an adapter asks none)
+                    return self._lora
+                raise LMError(_safe_message(exc, self._secret, f"GET {root}/lora-adapters")) from None
+            rows = [r for r in listed if isinstance(r, dict) and isinstance(r.get("id"), int)] \
+                if isinstance(listed, list) else []
+            chosen = None
+            if self.adapter is not None:
+                name = self.adapter.path.name
+                ids = [r["id"] for r in rows if Path(str(r.get("path", ""))).name == name]
+                if not ids:
+                    have = ", ".join(Path(str(r.get("path", ""))).name for r in rows) or "none"
+                    raise LMError(f"the server at {self.base_url} has not loaded the adapter {name} (it has: {have}); "
+                                  f"start it with --lora {self.adapter.path} (python -m solver.lm.llama_cpp_server "
+                                  f"--adapter {self.adapter.path} does)")
+                chosen = ids[0]
+            self._lora = {"lora": [{"id": r["id"], "scale": 1.0 if r["id"] == chosen else 0.0} for r in rows]} \
+                if rows else {}
+            return self._lora
+
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
 
@@ -102,6 +147,10 @@ class OpenAIBackend:
         number = next(self._numbers)
         if what in ("completion", "chat", "score"):  # not the probes themselves, nor listing models
             await self._capacity()
+        if _sends_a_body(self, create):
+            lora = await self.adapter_request()
+            if lora:
+                kwargs = {**kwargs, "extra_body": {**(kwargs.get("extra_body") or {}), **lora}}
         errors = 0
         while True:
             try:
@@ -347,6 +396,8 @@ class OpenAIBackend:
                    "the thinking is kept apart from the answer and counted")
 
     async def complete(self, prompt: str, params: GenParams) -> Completion:
+        if self.adapter is not None:  # before the grammar probes, which would read its refusal as a missing feature
+            await self.adapter_request()
         if self._ignores_n and params.n > 1:  # learned earlier: ask for every sample at once
             out = Completion(texts=[])
         else:
@@ -403,6 +454,8 @@ class OpenAIBackend:
         return method
 
     async def score(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
+        if self.adapter is not None:  # before the probes, which would read its refusal as a missing feature
+            await self.adapter_request()
         method = await self.scoring_method(continuations)
         if method == "top-logprobs":
             return await self._score_top(prompt, continuations)
@@ -502,6 +555,13 @@ def _retry_after(response: Any) -> float | None:
         if math.isfinite(value) and value >= 0:
             return min(value, 60.0)
     return None
+
+
+def _sends_a_body(backend: OpenAIBackend, create: Any) -> bool:
+    """Whether ``create`` is a completion request (plain, chat or streamed) that takes ``extra_body``."""
+    if isinstance(create, functools.partial):
+        return create.func is stream_top
+    return create in (backend._client.completions.create, backend._client.chat.completions.create)
 
 
 def _count(value: object) -> int:

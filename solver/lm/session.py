@@ -330,8 +330,12 @@ class Session:
         try:
             scores, tokens = await self._send(lambda: client.backend.score(prompt, continuations))
         except LMError as exc:
+            if not isinstance(exc, _NotSent):
+                usage.score_calls += 1
+                usage.failed_scores += 1
             self._failed(exc, purpose)
             return _Failure(exc)
+        usage.score_calls += 1
         usage.backend_calls += 1
         usage.prompt_tokens += tokens
         if cache is not None and mode == "record":

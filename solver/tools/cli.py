@@ -23,7 +23,7 @@ from solver.generators import GENERATORS
 from solver.lm.adapters import adapter_of
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
-from solver.run import RunStopped, check_settings, make_client, make_parts, solve
+from solver.run import RunStopped, check_settings, make_client, make_parts, scoring_notice, solve
 from solver.searches import SEARCHES, search_names
 from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings, SearchSettings, Settings
 from solver.tools.plugins import TaskPlugin, load_plugins
@@ -359,7 +359,18 @@ def _fmt(result: dict[str, Any]) -> str:
     return (f"{head}\n  calls {result['calls']} (cached {result['cache_hits']}, failed {result['failed_calls']}), "
             f"tokens {result['tokens']} (prompt {result['prompt_tokens']}, "
             f"completion {result['completion_tokens']}), {result['seconds']:.1f} s{cost}; "
-            f"thoughts proposed {result['proposed']}, rejected by the gate {result['rejected']}")
+            f"thoughts proposed {result['proposed']}, rejected by the gate {result['rejected']}"
+            f"{_unscored(result)}")
+
+
+def _unscored(result: dict[str, Any]) -> str:
+    """A line beside the answer when every scoring call of the run failed: the model ordered
+    nothing, and the search went in the checker's own order."""
+    n = int(result.get("failed_scores") or 0)
+    if not n or n != result.get("score_calls"):
+        return ""
+    return (f"\n  the model scored nothing: all {n} scoring call{'' if n == 1 else 's'} failed (their errors are "
+            "the trace's lm_error events), so the search went in the checker's own order")
 
 
 async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
@@ -381,6 +392,11 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
     if line:  # said once, before the first puzzle
         print(f"tot: {s.search.method}: {line}", file=sys.stderr, flush=True)
     client = make_client(s)
+    gen, ev = make_parts(task, s)
+    line = await scoring_notice(client, (gen, ev) if SEARCHES[s.search.method].uses_evaluator(s.search.evaluator)
+                                else (gen,))
+    if line:  # said before the run, which goes on (the gate still checks every thought)
+        print(f"tot: {line}", file=sys.stderr, flush=True)
     trace = Trace(args.trace)
     from solver.tools.progress import RunProgress
 
