@@ -49,19 +49,23 @@ def make_backend(s: ModelSettings) -> Backend:
     if s.backend == "openai":
         from solver.lm.adapters import resolve_adapter
         from solver.lm.openai_backend import OpenAIBackend
+        from solver.lm.pool import EndpointPool, split_urls
 
-        # auto: none (what a server runs is its own business); a path: the adapter the server has
-        # loaded (llama.cpp: --lora, asked for by request; vLLM: served under --model NAME)
+        # a path: the adapter the server has loaded (llama.cpp: --lora, asked for by request; vLLM:
+        # served under --model NAME)
         adapter = resolve_adapter(s.adapter, s.task, default_model=False)
+        # auto: the adapter shipped for the task, taken where a llama.cpp server has it loaded on
+        # the embedded model (OpenAIBackend.settle_adapter, before the run's first prompt)
+        auto = resolve_adapter("auto", s.task, default_model=True) if s.adapter == "auto" else None
+        urls: list[str | None] = [*split_urls(s.base_url)] or [None]
+        auto = auto if len(urls) == 1 else None
         model = s.model or os.environ.get("OPENAI_MODEL")
         if not model:
             raise ValueError("--model is required with an OpenAI-compatible server")
-        from solver.lm.pool import EndpointPool, split_urls
-
-        urls: list[str | None] = [*split_urls(s.base_url)] or [None]
         ends = [OpenAIBackend(model, url, timeout=s.timeout, max_retries=s.retries, scoring=s.scoring,
                               thinking=s.thinking, probe_parallel=s.probe_parallel,
-                              grammar="on" if s.grammar_forced else "auto", adapter=adapter) for url in urls]
+                              grammar="on" if s.grammar_forced else "auto", adapter=adapter, adapter_auto=auto)
+                for url in urls]
         return ends[0] if len(ends) == 1 else EndpointPool(ends, s.concurrency)
     raise ValueError(f"unknown backend {s.backend!r}; use local or openai")
 
@@ -113,6 +117,16 @@ def make_parts(task: Any, s: Settings) -> tuple[Generator, Evaluator]:
     if tuning is not None:
         gen, ev = tuning.tune(gen, ev)
     return gen, ev
+
+
+async def settle_adapter(backend: object) -> None:
+    """Where ``backend`` is one server, let it take ``--adapter auto``'s adapter if it serves it
+    (OpenAIBackend.settle_adapter). Several endpoints get none: the prompts follow the adapter, so
+    every endpoint would have to serve it."""
+    from solver.lm.openai_backend import OpenAIBackend
+
+    if isinstance(backend, OpenAIBackend):
+        await backend.settle_adapter()
 
 
 async def scoring_notice(client: LMClient | None, parts: tuple[Any, ...]) -> str | None:
@@ -170,6 +184,8 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     trace = trace or Trace()
     run = Expansion(task, puzzle, gen, ev if search.uses_evaluator(o.evaluator) else None, client, trace, usage,
                     o.gate)  # checks the task, the parts and the model first
+    if client is not None:
+        await settle_adapter(client.backend)  # --adapter auto through a server: before the first prompt
     decodes = bool(getattr(gen, "grammar", False)) and find(task, ThoughtGrammar) is not None
     grammar = await grammar_setting(client, s.model.grammar, decodes)
     adapter = adapter_of(client.backend) if client else None

@@ -107,6 +107,7 @@ class Script:
     logprobs_delay: float = 0.0  # extra seconds a plain (not streamed) answer with logprobs takes, as
     # llama-cpp-python's, which takes the log-softmax of every prompt row there and of one row in a stream
     lora_adapters: list[dict[str, Any]] | None = None  # GET /lora-adapters (llama.cpp's server); None: 404
+    model_path: str | None = None  # /props' model_path (llama.cpp's server)
     # "legacy" (tokens, token_logprobs, top_logprobs dicts); "content": the newer form llama.cpp's own
     # server sends (``logprobs.content[i].top_logprobs``: lists of {id, token, bytes, logprob}), no echo;
     # "none": no log-probabilities at all (null)
@@ -179,7 +180,10 @@ class FakeOpenAIServer:
 
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
                 if self.path.rstrip("/") == "/props" and server.script.slots is not None:
-                    self._send(200, json.dumps({"total_slots": server.script.slots}).encode())
+                    props: dict[str, Any] = {"total_slots": server.script.slots}
+                    if server.script.model_path is not None:
+                        props["model_path"] = server.script.model_path
+                    self._send(200, json.dumps(props).encode())
                 elif self.path.rstrip("/") == "/lora-adapters" and server.script.lora_adapters is not None:
                     self._send(200, json.dumps(server.script.lora_adapters).encode())
                 elif self.path.rstrip("/").endswith("/models"):

@@ -120,6 +120,29 @@ def test_a_run_without_an_adapter_asks_llama_cpp_for_none_of_those_it_loaded() -
     assert all("lora" not in (r.body or {}) for r in srv.requests)
 
 
+@pytest.mark.parametrize("model_path,flag,adopted", [
+    ("/srv/gemma3-270m-q4_k_m.gguf", [], True),  # the embedded model, the shipped adapter loaded: auto takes it
+    ("/srv/gemma3-270m-q4_k_m.gguf", ["--adapter", "off"], False),
+    ("/srv/qwen.gguf", [], False),  # another model: the adapter was not trained on it
+], ids=["auto", "off", "other-model"])
+def test_adapter_auto_takes_the_shipped_adapter_where_the_server_has_it_on_the_embedded_model(
+        model_path: str, flag: list[str], adopted: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    from tasks.game24 import prompts
+
+    listed = [{"id": 0, "path": "/srv/game24.gguf", "scale": 1.0}]
+    with FakeOpenAIServer(lora_adapters=listed, model_path=model_path, logprobs_form="content") as srv:
+        assert main(["solve", "game24", "1 2 4 7", "--model", "fake", "--base-url", srv.url, "--json", *flag]) == 0
+    out, err = capsys.readouterr()
+    got = json.loads(out)
+    scored = [r.body for r in srv.requests if r.body and r.body.get("logprobs") and r.path.endswith("/completions")
+              and "4 4 10" not in str(r.body.get("prompt")) and "Count:" not in str(r.body.get("prompt"))]
+    assert scored and all(b["lora"] == [{"id": 0, "scale": 1.0 if adopted else 0.0}] for b in scored)
+    short = prompts.TRAIN_VALUE.split("{numbers}")[0]
+    assert all(str(b["prompt"]).startswith(short) == adopted for b in scored)  # the adapter's own prompts
+    assert (got.get("adapter", {}).get("file") == "game24.gguf") == adopted
+    assert ("with the shipped adapter game24.gguf loaded" in err) == adopted
+
+
 def test_a_server_without_the_adapter_is_refused_before_any_call() -> None:
     async def go(url: str) -> None:
         backend = _adapter_backend(url)
@@ -244,12 +267,13 @@ def _solve(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any
 def test_the_default_through_llama_server_with_the_adapter_is_the_embedded_models_search(
         server: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     path = str(shipped("game24"))
-    embedded = _solve(["solve", "game24", "1 2 4 7", "--adapter", path], capsys)
-    served = _solve(["solve", "game24", "1 2 4 7", "--model", "gemma3-270m", "--base-url", server["url"],
-                     "--adapter", path], capsys)
-    assert served["verified"] and served["failed_calls"] == 0 and served["score_calls"] == served["calls"] > 0
-    same = ("answer", "expanded", "proposed", "calls")
-    assert {k: served[k] for k in same} == {k: embedded[k] for k in same}
+    embedded = _solve(["solve", "game24", "1 2 4 7"], capsys)  # the defaults: the shipped adapter (auto)
+    same = ("answer", "expanded", "proposed", "calls", "adapter")
+    for flag in ([], ["--adapter", path]):  # auto takes the server's; a path asks for it
+        served = _solve(["solve", "game24", "1 2 4 7", "--model", "gemma3-270m", "--base-url", server["url"], *flag],
+                        capsys)
+        assert served["verified"] and served["failed_calls"] == 0 and served["score_calls"] == served["calls"] > 0
+        assert {k: served[k] for k in same} == {k: embedded[k] for k in same}
 
     async def labels(adapter: bool) -> list[float]:  # the adapter's short value prompt, with and without it
         from tasks.game24 import prompts

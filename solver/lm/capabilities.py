@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 from solver.lm.base import LMError, ServerUnavailable
-from solver.lm.logprobs import first_top
+from solver.lm.logprobs import first_top, logprobs_form
 
 __all__ = ["Capabilities", "FEATURES", "GRAMMAR_SLOW", "GRAMMAR_WAYS", "PROBE_PROMPT", "STREAM_TOKENS", "TOP_K",
            "forget", "grammar_body", "probe", "stream_top"]
@@ -260,6 +260,13 @@ async def _stream_logprobs(b: _Prober) -> tuple[str | bool, str]:
     if not caps.top_logprobs:
         return False, ""
     k = caps.top_logprobs
+    # llama.cpp's own server (the content form of log-probabilities, not llama-cpp-python's legacy
+    # dicts) computes one token's log-probabilities for a plain answer as for a stream (streams were
+    # for llama-cpp-python's cost), and with streamed scoring its answers lost connections here.
+    resp = await b.request("probe stream_logprobs", b._client.completions.create, model=b.model,
+                           prompt=PROBE_PROMPT, max_tokens=1, logprobs=k, temperature=0.0)
+    if logprobs_form(resp.choices[0].logprobs if resp.choices else None) == "content":
+        return False, "llama.cpp's own server: scored by plain answers"
     # The streamed request first: a server that refuses streams, or streams no log-probabilities,
     # costs one request.
     t0 = time.perf_counter()

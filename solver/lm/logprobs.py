@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["first_top", "total_logprob"]
+__all__ = ["first_top", "logprobs_form", "total_logprob"]
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -34,6 +34,15 @@ def _number(value: Any) -> float | None:
         return None
     value = float(value)
     return value if not math.isnan(value) else None
+
+
+def logprobs_form(logprobs: Any) -> str | None:
+    """``"legacy"``, ``"content"``, or None (no log-probabilities in either form)."""
+    if logprobs is None:
+        return None
+    if isinstance(_field(logprobs, "top_logprobs"), list) or isinstance(_field(logprobs, "token_logprobs"), list):
+        return "legacy"
+    return "content" if isinstance(_field(logprobs, "content"), list) else None
 
 
 def first_top(logprobs: Any) -> dict[str, float] | None:

@@ -48,11 +48,14 @@ class OpenAIBackend:
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 3, scoring: str = "auto",
                  notify: Notify | None = stderr_notice, thinking: Thinking | str = "auto",
-                 probe_parallel: bool = True, grammar: str = "auto", adapter: Adapter | None = None) -> None:
+                 probe_parallel: bool = True, grammar: str = "auto", adapter: Adapter | None = None,
+                 adapter_auto: Adapter | None = None) -> None:
         """``adapter``: a LoRA adapter the server has loaded (llama.cpp's server: ``--lora``, found
         by its file name in ``/lora-adapters`` and asked for in every request; a server without
         that route, such as vLLM, is trusted to serve it under ``model``). The model's name then
-        carries the adapter's, as the embedded model's does, so caches and audits keep them apart."""
+        carries the adapter's, as the embedded model's does, so caches and audits keep them apart.
+        ``adapter_auto`` (``--adapter auto``): the adapter shipped for the task, taken by
+        ``settle_adapter`` where a llama.cpp server has that very file loaded on the embedded model."""
         import openai
 
         if scoring not in ("auto", "echo", "top-logprobs"):
@@ -62,6 +65,8 @@ class OpenAIBackend:
         self.name = f"openai:{model}" + (f"+{adapter.tag}" if adapter is not None else "")
         self._lora: dict[str, Any] | None = None  # the request field that asks for the adapter (llama.cpp)
         self._lora_lock = asyncio.Lock()
+        self._adapter_auto = adapter_auto
+        self._settled = adapter_auto is None
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
         key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self._secret = key  # scrubbed from every error message
@@ -93,6 +98,42 @@ class OpenAIBackend:
         self._thinking_refused = False  # the server answered 400 to the --thinking fields
         self._said_thinking = False
         self._said_ignored = False
+
+    async def settle_adapter(self) -> None:
+        """``--adapter auto`` through a server: take the adapter shipped for the task where the
+        server is llama.cpp's, serves the embedded model's file (``/props``' ``model_path``) and
+        has the shipped adapter's file loaded (``/lora-adapters``; compared by sha256 where the
+        server's path can be read here, else by name), and say so in one line; else none. Called
+        once before a run's first prompt is written (an adapter changes the prompts)."""
+        if self._settled:
+            return
+        async with self._lora_lock:
+            if self._settled:
+                return
+            self._settled = True
+            auto = self._adapter_auto
+            assert auto is not None
+            root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+            opts: Any = {"timeout": self.timeout, "max_retries": 0}
+            try:
+                props = await self._client.get(root + "/props", cast_to=object, options=opts)
+                listed = await self._client.get(root + "/lora-adapters", cast_to=object, options=opts)
+            except self._errors:
+                return  # not llama.cpp's server (or not answering yet): no adapter, as before
+            from solver.lm.adapters import file_sha256
+            from solver.lm.local import DEFAULT_MODEL
+
+            served = Path(str(props.get("model_path", ""))) if isinstance(props, dict) else Path()
+            rows = [r for r in listed if isinstance(r, dict)] if isinstance(listed, list) else []
+            paths = [Path(str(r.get("path", ""))) for r in rows]
+            match = [p for p in paths if p.name == auto.path.name
+                     and (not p.is_file() or file_sha256(p) == auto.sha256)]
+            if served.name != f"{DEFAULT_MODEL}.gguf" or not match:
+                return
+            self.adapter, self._lora = auto, None  # the lora field is read again, with this adapter
+            self.name = f"openai:{self.model}+{auto.tag}"
+            self._note(f"{self.base_url}: serves the embedded model with the shipped adapter {auto.path.name} "
+                       "loaded; --adapter auto asks for it in every request (--adapter off: not)")
 
     async def adapter_request(self) -> dict[str, Any]:
         """The request field that sets which of a llama.cpp server's adapters apply: ``{"lora":

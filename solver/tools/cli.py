@@ -201,7 +201,8 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     m.add_argument("--adapter", default="auto", metavar="auto|off|PATH",
                    help="embedded model: a LoRA adapter (GGUF, with its JSON manifest beside it, as tot train "
                         "writes them); auto (default): the one shipped for the task, where its measured figures "
-                        "made it the default; off: none. It reorders and proposes, never decides a verdict")
+                        "made it the default (through a server: where llama.cpp's server has it loaded on the "
+                        "embedded model); off: none. It reorders and proposes, never decides a verdict")
     m.add_argument("--cache-mode", choices=["record", "replay", "off"], default="record",
                    help="record: reuse and add; replay: fail on a miss; off: ignore the store")
     m.add_argument("--price", type=_price, action="append", default=[],
