@@ -51,7 +51,7 @@ class Usage:
     backend_calls: int = 0
     cache_hits: int = 0
     failed_calls: int = 0
-    score_calls: int = 0  # scoring requests (log-probabilities) that went to the model
+    score_calls: int = 0  # scoring calls (log-probabilities), counted as ``calls`` are (cache hits included)
     failed_scores: int = 0  # of those, the ones that failed
     replayed_tokens: int = 0  # tokens of cache hits, counted as when they were recorded
     prompt_tokens: int = 0

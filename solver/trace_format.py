@@ -116,8 +116,8 @@ FIELDS: dict[str, tuple[str, str]] = {
     "cache_hits": (INT, "end: calls answered without reaching the model: by the record/replay cache, "
                    "or by the run's own memo (a repeat of a request the run already made)"),
     "failed_calls": (INT, "end: calls that failed"),
-    "score_calls": (INT, "end: scoring requests (log-probabilities) that went to the model"),
-    "failed_scores": (INT, "end: scoring requests that failed (all of them: the model ordered nothing)"),
+    "score_calls": (INT, "end: scoring calls (log-probabilities), counted as calls are (cache hits included)"),
+    "failed_scores": (INT, "end: scoring calls that failed (all of them: the model ordered nothing)"),
     "replayed_tokens": (INT, "end: tokens replayed from the cache"),
     "prompt_tokens": (INT, "end: prompt tokens"),
     "completion_tokens": (INT, "end: completion tokens"),

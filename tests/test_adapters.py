@@ -147,11 +147,13 @@ def test_bench_adapter_labels() -> None:
             with_adapters(["tot-bfs"], bad)
 
 
-def test_an_adapter_path_with_a_server_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_adapter_path_with_a_server_is_read_before_any_request(capsys: pytest.CaptureFixture[str]) -> None:
+    """A server runs an adapter by request (tests/test_llama_cpp_server.py): the file must exist,
+    with its manifest, before anything is sent (port 9 answers nothing)."""
     code = main(["solve", "game24", "4 9 10 13", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
                  "--adapter", "some.gguf"])
     err = capsys.readouterr().err
-    assert code == 2 and "runs with the embedded model" in err and err.count("\n") == 1
+    assert code == 3 and "no such adapter file" in err and err.count("\n") == 1
 
 
 def test_an_unknown_adapter_file_is_a_model_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

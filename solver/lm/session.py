@@ -299,6 +299,13 @@ class Session:
 
     async def score(self, prompt: str, continuations: Sequence[str], purpose: str = "") -> list[float] | None:
         """Log-probability of each continuation after ``prompt``; None when the call failed."""
+        got = await self._score(prompt, continuations, purpose)
+        self._usage.score_calls += 1  # as ``calls``: cache hits included, so a replayed run counts the same
+        if got is None:
+            self._usage.failed_scores += 1
+        return got
+
+    async def _score(self, prompt: str, continuations: Sequence[str], purpose: str) -> list[float] | None:
         usage, client = self._usage, self._client
         usage.check_call()
         usage.calls += 1
@@ -330,12 +337,8 @@ class Session:
         try:
             scores, tokens = await self._send(lambda: client.backend.score(prompt, continuations))
         except LMError as exc:
-            if not isinstance(exc, _NotSent):
-                usage.score_calls += 1
-                usage.failed_scores += 1
             self._failed(exc, purpose)
             return _Failure(exc)
-        usage.score_calls += 1
         usage.backend_calls += 1
         usage.prompt_tokens += tokens
         if cache is not None and mode == "record":
