@@ -154,7 +154,9 @@ def main() -> int:
             proc.wait(5)
         except subprocess.TimeoutExpired:
             proc.kill()
-    took, code, out, err = tot(["solve", "game24", args.puzzle, "--json", *budget], args.limit)
+    # --adapter off: the base model on both sides (llama-cpp-python's server loads no adapter, and
+    # the figures in docs/servers.md were measured before the shipped adapter became the default)
+    took, code, out, err = tot(["solve", "game24", args.puzzle, "--adapter", "off", "--json", *budget], args.limit)
     rows["embedded_solve"] = {"seconds": round(took, 1), "exit": code,
                               "result": json.loads(out.splitlines()[-1]) if code == 0 and out else None}
     rows["load_after"] = os.getloadavg()[0]
