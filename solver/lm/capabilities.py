@@ -19,7 +19,7 @@ from solver.lm.base import LMError, ServerUnavailable
 from solver.lm.logprobs import first_top, logprobs_form
 
 __all__ = ["Capabilities", "FEATURES", "GRAMMAR_SLOW", "GRAMMAR_WAYS", "PROBE_PROMPT", "STREAM_TOKENS", "TOP_K",
-           "forget", "grammar_body", "probe", "stream_top"]
+           "forget", "grammar_body", "probe", "server_root", "stream_top"]
 
 FEATURES = ("chat", "n", "echo", "top_logprobs", "stream_logprobs", "seed", "grammar", "parallel", "costs",
             "grammar_cost")
@@ -233,10 +233,15 @@ async def stream_top(b: _Prober, timeout: float | None = None, *, prompt: str, k
     return top, tokens
 
 
+def server_root(base_url: str) -> str:
+    """The server's own routes' base (``/props``, ``/lora-adapters``, tokenizers): the base URL
+    without its ``/v1``."""
+    return base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
+
+
 async def _tokenizer_count(b: _Prober, route: str, text: str, timeout: float | None) -> int | None:
     """The prompt's tokens by the server's tokenizer route beside /v1 (None: no such route)."""
-    root = b.base_url[: -len("/v1")] if b.base_url.endswith("/v1") else b.base_url
-    got = await b._client.post(root + route, cast_to=object, body={"input": text, "model": b.model},
+    got = await b._client.post(server_root(b.base_url) + route, cast_to=object, body={"input": text, "model": b.model},
                                options={"timeout": timeout or 30.0, "max_retries": 0})
     n = got.get("count") if isinstance(got, dict) else None
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
@@ -406,9 +411,9 @@ async def _grammar_cost(b: _Prober) -> dict[str, float]:
 async def _props_slots(b: _Prober) -> int | None:
     """llama.cpp's own server (llama-server) says how many requests it serves at once:
     ``total_slots`` in ``GET /props`` (beside the /v1 routes)."""
-    root = b.base_url[: -len("/v1")] if b.base_url.endswith("/v1") else b.base_url
     try:
-        got = await b._client.get(root + "/props", cast_to=object, options={"timeout": 5.0, "max_retries": 0})
+        got = await b._client.get(server_root(b.base_url) + "/props", cast_to=object,
+                                  options={"timeout": 5.0, "max_retries": 0})
         slots = got.get("total_slots") if isinstance(got, dict) else None
     except Exception:  # noqa: BLE001 - any failure here means only: no /props, measure instead
         return None

@@ -105,15 +105,13 @@ def server_args(args: Sequence[str]) -> list[str]:
     if not _names_a_model(rest):
         from solver.lm.local import model_path
 
-        out += ["-m", str(model_path())]
+        out += ["-m", str(model_path()), "--alias", ALIAS]
     if adapter_arg is not None:
         from solver.lm.adapters import read_adapter, shipped
 
         path = shipped(adapter_arg) if "/" not in adapter_arg and not adapter_arg.endswith(".gguf") else None
         adapter = read_adapter(path or adapter_arg)
         out += ["--lora", str(adapter.path), "--lora-init-without-apply"]
-    if not _names_a_model(rest):
-        out += ["--alias", ALIAS]
     return out + rest
 
 

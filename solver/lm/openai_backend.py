@@ -13,7 +13,16 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from solver.lm.adapters import Adapter
 from solver.lm.base import Completion, EndpointDown, GenParams, LMError, ServerTooSlow, ServerUnavailable
-from solver.lm.capabilities import FEATURES, GRAMMAR_SLOW, GRAMMAR_WAYS, TOP_K, Capabilities, probe, stream_top
+from solver.lm.capabilities import (
+    FEATURES,
+    GRAMMAR_SLOW,
+    GRAMMAR_WAYS,
+    TOP_K,
+    Capabilities,
+    probe,
+    server_root,
+    stream_top,
+)
 from solver.lm.logprobs import first_top, total_logprob
 from solver.lm.thinking import Thinking, parse_thinking, split_thinking
 
@@ -65,6 +74,7 @@ class OpenAIBackend:
         self.name = f"openai:{model}" + (f"+{adapter.tag}" if adapter is not None else "")
         self._lora: dict[str, Any] | None = None  # the request field that asks for the adapter (llama.cpp)
         self._lora_lock = asyncio.Lock()
+        self._adapter_rows: list[dict[str, Any]] | BaseException | None = None  # /lora-adapters, read once
         self._adapter_auto = adapter_auto
         self._settled = adapter_auto is None
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
@@ -99,6 +109,19 @@ class OpenAIBackend:
         self._said_thinking = False
         self._said_ignored = False
 
+    async def _server_adapters(self) -> list[dict[str, Any]] | BaseException:
+        """The adapters a llama.cpp server lists at ``/lora-adapters`` (each with an int ``id``),
+        read once; the error where the route failed. Called under ``_lora_lock``."""
+        if self._adapter_rows is None:
+            try:
+                listed = await self._client.get(server_root(self.base_url) + "/lora-adapters", cast_to=object,
+                                                options={"timeout": self.timeout, "max_retries": 0})
+                self._adapter_rows = [r for r in listed if isinstance(r, dict) and isinstance(r.get("id"), int)] \
+                    if isinstance(listed, list) else []
+            except self._errors as exc:
+                self._adapter_rows = exc
+        return self._adapter_rows
+
     async def settle_adapter(self) -> None:
         """``--adapter auto`` through a server: take the adapter shipped for the task where the
         server is llama.cpp's, serves the embedded model's file (``/props``' ``model_path``) and
@@ -113,18 +136,18 @@ class OpenAIBackend:
             self._settled = True
             auto = self._adapter_auto
             assert auto is not None
-            root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
             opts: Any = {"timeout": self.timeout, "max_retries": 0}
             try:
-                props = await self._client.get(root + "/props", cast_to=object, options=opts)
-                listed = await self._client.get(root + "/lora-adapters", cast_to=object, options=opts)
+                props = await self._client.get(server_root(self.base_url) + "/props", cast_to=object, options=opts)
             except self._errors:
                 return  # not llama.cpp's server (or not answering yet): no adapter, as before
+            rows = await self._server_adapters()
+            if isinstance(rows, BaseException):
+                return
             from solver.lm.adapters import file_sha256
             from solver.lm.local import DEFAULT_MODEL
 
             served = Path(str(props.get("model_path", ""))) if isinstance(props, dict) else Path()
-            rows = [r for r in listed if isinstance(r, dict)] if isinstance(listed, list) else []
             paths = [Path(str(r.get("path", ""))) for r in rows]
             match = [p for p in paths if p.name == auto.path.name
                      and (not p.is_file() or file_sha256(p) == auto.sha256)]
@@ -146,17 +169,13 @@ class OpenAIBackend:
         async with self._lora_lock:
             if self._lora is not None:
                 return self._lora
-            root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
-            try:
-                listed = await self._client.get(root + "/lora-adapters", cast_to=object,
-                                                options={"timeout": self.timeout, "max_retries": 0})
-            except self._errors as exc:
-                if self.adapter is None or getattr(exc, "status_code", None) in (404, 405, 501):
+            rows = await self._server_adapters()
+            if isinstance(rows, BaseException):
+                if self.adapter is None or getattr(rows, "status_code", None) in (404, 405, 501):
                     self._lora = {}  # no such route: nothing to set (and a run without an adapter asks none)
                     return self._lora
-                raise LMError(_safe_message(exc, self._secret, f"GET {root}/lora-adapters")) from None
-            rows = [r for r in listed if isinstance(r, dict) and isinstance(r.get("id"), int)] \
-                if isinstance(listed, list) else []
+                raise LMError(_safe_message(rows, self._secret,
+                                            f"GET {server_root(self.base_url)}/lora-adapters")) from None
             chosen = None
             if self.adapter is not None:
                 name = self.adapter.path.name

@@ -388,14 +388,13 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
     for _pid, puzzle in puzzles:
         task.root(puzzle)  # bad input fails here, before a model is loaded
     check_settings(task, s)  # and a capability the task lacks (one line, exit 2)
-    notice = SEARCHES[s.search.method].notice
-    line = notice(make_parts(task, s)[0]) if notice is not None else None
+    search = SEARCHES[s.search.method]
+    gen, ev = make_parts(task, s)
+    line = search.notice(gen) if search.notice is not None else None
     if line:  # said once, before the first puzzle
         print(f"tot: {s.search.method}: {line}", file=sys.stderr, flush=True)
     client = make_client(s)
-    gen, ev = make_parts(task, s)
-    line = await scoring_notice(client, (gen, ev) if SEARCHES[s.search.method].uses_evaluator(s.search.evaluator)
-                                else (gen,))
+    line = await scoring_notice(client, (gen, ev) if search.uses_evaluator(s.search.evaluator) else (gen,))
     if line:  # said before the run, which goes on (the gate still checks every thought)
         print(f"tot: {line}", file=sys.stderr, flush=True)
     trace = Trace(args.trace)
