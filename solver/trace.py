@@ -13,7 +13,7 @@ from typing import IO, Any
 
 from solver.trace_format import FORMAT, HEADER_EVENT, VERSION
 
-__all__ = ["Trace"]
+__all__ = ["Trace", "write_events"]
 
 
 class Trace:
@@ -41,6 +41,9 @@ class Trace:
     def emit(self, event: str, **fields: Any) -> None:
         record = {"event": event, "t": round(time.monotonic() - self._t0, 4), **fields}
         self.events.append(record)
+        self._write(record)
+
+    def _write(self, record: dict[str, Any]) -> None:
         if self._fh is not None:
             text = json.dumps(record, ensure_ascii=False, default=str) + "\n"
             if self._header is not None:
@@ -69,3 +72,14 @@ def _ends_mid_line(path: Path) -> bool:
     with path.open("rb") as fh:
         fh.seek(-1, os.SEEK_END)
         return fh.read(1) != b"\n"
+
+
+def write_events(path: str | Path, events: list[dict[str, Any]]) -> None:
+    """Append one run's ``events`` (recorded elsewhere, e.g. by a worker) to the trace file at
+    ``path``, after this writer's header line, as ``Trace`` would have written them."""
+    trace = Trace(path)
+    try:
+        for record in events:
+            trace._write(record)
+    finally:
+        trace.close()

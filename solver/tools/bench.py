@@ -13,6 +13,7 @@ same command skips finished pairs and retries only errored ones (a model or serv
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import json
 import sys
@@ -56,10 +57,11 @@ from solver.run import (
 from solver.searches import SEARCHES, search_names
 from solver.task import Thought
 from solver.tools.cli import UsageError, _add_search_args, check_search_options, settings_from
+from solver.tools.executor import Executor, InProcess, Unit, add_executor_args, executor_from, worker_cache, worker_info
 from solver.tools.plugins import TaskPlugin
 from solver.tools.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
 from solver.tools.soft_score import SoftScorer, add_score_args, soft_table
-from solver.trace import Trace
+from solver.trace import Trace, write_events
 from verifiers.verdict import Invalid
 
 NO_GATE = ":no-gate"
@@ -69,7 +71,8 @@ SUBCOMMANDS = ("merge", "report")
 # their results incomparable: which pairs to run, where, how fast, and how to show it.
 _FREE_OPTIONS = {"command", "bench_task", "methods", "out", "shard", "no_gate", "trace", "json", "puzzle",
                  "ranks", "data", "generated", "cache", "cache_mode", "concurrency", "timeout", "retries",
-                 "base_url", "price", "no_plots", "method", "score_base_url", "domains", "llmp_dir"}
+                 "base_url", "price", "no_plots", "method", "score_base_url", "domains", "llmp_dir",
+                 "jobs", "ray", "unit_retries"}
 
 
 @runtime_checkable
@@ -120,6 +123,7 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         g.add_argument("--trace", default=None, help="append every run's trace (JSON lines) to this file")
         g.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
         add_score_args(g)
+        add_executor_args(sp)
         sp.set_defaults(**getattr(plugin, "solve_defaults", {}))  # as tot solve: writing's sample + vote
         sp.set_defaults(method="tot-bfs")  # settings_from reads it; --methods picks per run
         sp.set_defaults(**getattr(plugin, "bench_defaults", {}))
@@ -363,9 +367,19 @@ class _Runner:
             await client.close()
         await self.scorer.close()
 
-    async def pair(self, pid: str, puzzle: str, method: str) -> dict[str, Any]:
+    def needs_embedded(self, method: str) -> bool:
+        """Whether ``method`` loads the embedded model (a worker must be allowed to)."""
+        if self._backend is not None or self.settings.model.backend != "local":
+            return False
+        if method in baseline_names(self.task):
+            return True
+        s = search_settings(self.settings, method)
+        return needs_model(s) or self.scorer.n > 0
+
+    async def pair(self, pid: str, puzzle: str, method: str, trace: Trace | None = None) -> dict[str, Any]:
+        """One (puzzle, method) row; its trace events go to ``trace`` (default: ``--trace``'s file)."""
         row: dict[str, Any] = {"task": self.task.name, "id": pid, "puzzle": puzzle, "method": method}
-        trace = Trace(self.args.trace)
+        trace = trace if trace is not None else Trace(self.args.trace)
         try:
             if method in baseline_names(self.task):
                 client = self.client()  # first: loading a model is not the first pair's time
@@ -445,19 +459,26 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     solved_before = sum(1 for r in done_here if r.get("verified"))
     progress = RunProgress(len(wanted), f"{task.name} bench", done=len(done_here), solved=solved_before,
                            quiet=args.json)
+    executor = executor_from(args) if todo else InProcess()
+    if backend is not None and not isinstance(executor, InProcess):
+        executor.close()
+        raise UsageError("a backend given from Python runs in this process only: leave out --jobs and --ray")
     fh = open_results(results)
     try:
-        if todo:
-            await runner.warm_up(sorted({m for _, _, m in todo}))
-        with progress:
-            for pid, puzzle, method in todo:
-                progress.working_on(f"{pid} {method}")
-                row = await runner.pair(pid, puzzle, method)
-                fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-                fh.flush()
-                progress.finished(row, error=row["status"] != "done")
+        if isinstance(executor, InProcess):
+            if todo:
+                await runner.warm_up(sorted({m for _, _, m in todo}))
+            with progress:
+                for pid, puzzle, method in todo:
+                    progress.working_on(f"{pid} {method}")
+                    row = await runner.pair(pid, puzzle, method)
+                    _write_row(fh, row)
+                    progress.finished(row, error=row["status"] != "done")
+        else:
+            await asyncio.to_thread(_run_units, executor, runner, todo, fh, progress, args)
     finally:
         fh.close()
+        executor.close()
         await runner.close()
     # Every method in DIR on these puzzles, so a later --no-gate run sits beside the gated one.
     ids = {str(pid) for pid, _ in puzzles}
@@ -467,6 +488,73 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
         print(f"{progress.errors} pair(s) errored (a model or server failure); rerun the same command "
               "to retry only those", file=sys.stderr)
     return 0
+
+
+def _write_row(fh: IO[str], row: dict[str, Any]) -> None:
+    fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    fh.flush()
+
+
+def _run_units(executor: Executor, runner: _Runner, todo: list[tuple[str, str, str]], fh: IO[str],
+               progress: Any, args: argparse.Namespace) -> None:
+    """The pairs as units of ``executor``; each row written as its unit finishes (and its trace
+    events appended to ``--trace``), a unit that failed (its worker died more often than retried)
+    as an error row with the reason, so a rerun tries it again."""
+    spec = {k: v for k, v in vars(args).items() if k != "trace"}
+    units = [Unit(f"{pid}|{method}", (spec, pid, puzzle, method), model=runner.needs_embedded(method))
+             for pid, puzzle, method in todo]
+    outcomes = executor.run(bench_unit, units)  # refuses here what the executor cannot run
+    print(f"tot: {len(units)} pair(s) on {executor.name}", file=sys.stderr, flush=True)
+    said: set[str] = set()
+    with progress:
+        for outcome in outcomes:
+            _spec, pid, puzzle, method = outcome.unit.args
+            if outcome.error is not None or outcome.value is None:
+                row = {"task": runner.task.name, "id": pid, "puzzle": puzzle, "method": method, "status": "error",
+                       "verified": False, "answer": None, "error": (outcome.error or "no result")[:300],
+                       "attempts": outcome.attempts}
+                events: list[dict[str, Any]] = []
+            else:
+                row, events, info = outcome.value
+                if "server_unavailable" in row:
+                    raise ServerUnavailable(row["server_unavailable"])
+                if info.get("model") and info["worker"] not in said:
+                    said.add(info["worker"])
+                    print(f"tot: worker {info['worker']} loaded the embedded model (its peak memory "
+                          f"{info['peak_mb']} MB)", file=sys.stderr, flush=True)
+            _write_row(fh, row)
+            if args.trace and events:
+                write_events(args.trace, events)
+            progress.finished(row, error=row["status"] != "done")
+
+
+def bench_unit(spec: dict[str, Any], pid: str, puzzle: str, method: str) -> tuple[dict[str, Any], list[Any],
+                                                                                   dict[str, Any]]:
+    """In a worker: one pair, with the runner (task, model clients) this worker keeps for the batch;
+    (row, its trace events, which worker and its memory)."""
+    key = json.dumps(spec, sort_keys=True, default=str)
+
+    def make() -> tuple[asyncio.AbstractEventLoop, _Runner]:
+        from solver.tools.plugins import load_plugins
+
+        args = argparse.Namespace(**{**spec, "trace": None})
+        plugins = load_plugins()
+        loop = asyncio.new_event_loop()
+        runner = _Runner(args, plugins[args.bench_task], None)
+        methods = parse_methods(args.methods, args.no_gate, runner.task,
+                                tuple(getattr(args, "task_evaluators", ())),
+                                (*GENERATORS, *getattr(args, "task_generators", ())))
+        loop.run_until_complete(runner.warm_up(with_adapters(methods, getattr(args, "adapters", None))))
+        return loop, runner
+
+    loop, runner = worker_cache(("bench", key), make)
+    trace = Trace(None)
+    try:
+        row = loop.run_until_complete(runner.pair(pid, puzzle, method, trace))
+    except ServerUnavailable as exc:
+        row = {"server_unavailable": str(exc).splitlines()[0] if str(exc) else "the server is unavailable"}
+    info = {**worker_info(), "model": runner.needs_embedded(method)}
+    return row, trace.events, info
 
 
 def _print_report(out: Path, rows: list[dict[str, Any]], args: argparse.Namespace,

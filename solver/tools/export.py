@@ -32,11 +32,13 @@ import platform
 import random
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol, Sequence, runtime_checkable
 
 from solver.capabilities import HasOracle, LegalMoves, TrainingPrompts, find, missing_message
-from solver.tools.labels import LabelledState, Undecided, label_state, walk
+from solver.tools.executor import Executor, InProcess, Unit, add_executor_args, executor_from, worker_cache
+from solver.tools.labels import LabelledState, Undecided, Walk, label_state, walk
 from solver.tools.plugins import TaskPlugin
 
 COMMAND = "export"
@@ -88,6 +90,7 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         sp.add_argument("--paths", type=int, default=4, help="stepwise paths per puzzle, distinct, at most (default 4)")
         sp.add_argument("--limit", type=int, default=None, help="the first N puzzles of each split only")
         sp.add_argument("--seed", type=int, default=0, help="draws of pairs and paths (default 0)")
+        add_executor_args(sp)
 
 
 def _names(text: str, allowed: Sequence[str], what: str) -> list[str]:
@@ -141,8 +144,57 @@ def _label(solvable: bool) -> str:
     return " sure" if solvable else " impossible"
 
 
+def walk_unit(spec: dict[str, Any], puzzle: str, max_states: int) -> Walk:
+    """In a worker: the labelled walk of one puzzle, with a task this worker keeps for the batch."""
+    from solver.tools.plugins import load_plugins
+
+    def make() -> Any:
+        args = argparse.Namespace(**spec)
+        return load_plugins()[args.export_task].make_task(args)
+
+    task = worker_cache(("export", json.dumps(spec, sort_keys=True, default=str)), make)
+    return walk(task, puzzle, max_states=max_states)
+
+
+def _walks(task: Any, puzzles: list[tuple[str, str]], args: argparse.Namespace, executor: Executor,
+           shared: bool) -> Iterator[Walk]:
+    """Each puzzle's walk in puzzle order, exactly as one walk after another with the split's
+    ``seen`` states would give it. The executor walks each puzzle on its own; here the states an
+    earlier puzzle labelled are left out (the root excepted, as ``walk`` does). That is the same
+    walk wherever the puzzle's own walk was not cut and decided every state (a state reached
+    through an earlier puzzle's state was labelled with it); a cut or undecided one, with shared
+    states, is walked again here, in order, with the real ``seen``."""
+    if isinstance(executor, InProcess):
+        seen: set[Any] = set()
+        for _pid, puzzle in puzzles:
+            yield walk(task, puzzle, max_states=args.max_states, seen=seen if shared else set())
+        return
+    spec = {k: v for k, v in vars(args).items() if k not in ("jobs", "ray", "unit_retries")}
+    units = [Unit(pid, (spec, puzzle, args.max_states)) for pid, puzzle in puzzles]
+    order = {pid: i for i, (pid, _) in enumerate(puzzles)}
+    ready: dict[int, Walk] = {}
+    seen = set()
+    nxt = 0
+    for outcome in executor.run(walk_unit, units):
+        if outcome.error is not None:
+            raise ValueError(f"puzzle {outcome.unit.key}: {outcome.error}; nothing of this split was listed "
+                             "(rerun the same command)")
+        ready[order[outcome.unit.key]] = outcome.value
+        while nxt in ready:
+            found = ready.pop(nxt)
+            if shared:
+                if found.cut or found.unknown:
+                    found = walk(task, puzzles[nxt][1], max_states=args.max_states, seen=seen)
+                else:
+                    kept = [ls for i, ls in enumerate(found.states) if i == 0 or ls.state not in seen]
+                    seen.update(ls.state for ls in kept)
+                    found = Walk(kept, found.cut, found.unknown)
+            yield found
+            nxt += 1
+
+
 def export_split(task: Any, plugin: ExportSplits, split: str, args: argparse.Namespace, out: Path,
-                 formats: list[str]) -> dict[str, Any]:
+                 formats: list[str], executor: Executor | None = None) -> dict[str, Any]:
     """Write one split's files; the manifest entry of the split."""
     prompts = find(task, TrainingPrompts)
     assert prompts is not None  # checked by run()
@@ -154,16 +206,15 @@ def export_split(task: Any, plugin: ExportSplits, split: str, args: argparse.Nam
     if leaked:  # a plugin bug; never write a held-out puzzle
         raise ValueError(f"split {split} holds held-out puzzle {leaked[0]}; nothing was written")
     writers = _Writers(out, split, formats)
-    seen: set[Any] = set()
     cut = unknown = states = 0
     labels_of: dict[Any, LabelledState] = {}  # for the paths: each state labelled once
     shared = plugin.export_shared_states
-    for pid, puzzle in puzzles:
+    walks = _walks(task, puzzles, args, executor or InProcess(), shared)
+    for (pid, puzzle), found in zip(puzzles, walks, strict=True):
         if not shared:
-            seen, labels_of = set(), {}
+            labels_of = {}
         rng = random.Random(f"{args.seed}:{split}:{pid}")
         base = {"task": task.name, "split": split, "puzzle_id": pid, "puzzle": puzzle}
-        found = walk(task, puzzle, max_states=args.max_states, seen=seen)
         cut += found.cut
         unknown += found.unknown
         for ls in found.states:
@@ -259,9 +310,16 @@ def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
                                "step": "keeps a solution reachable (and shortens the exact distance by one "
                                        "where the task knows distances)"}})
     manifest.setdefault("splits", {})
+    executor = executor_from(args)
+    if not isinstance(executor, InProcess):
+        print(f"labelling on {executor.name}", file=sys.stderr, flush=True)
     for split in splits:
         start = time.time()
-        entry = export_split(task, plugin, split, args, out, formats)
+        try:
+            entry = export_split(task, plugin, split, args, out, formats, executor)
+        except BaseException:
+            executor.close()
+            raise
         entry.update({"seconds": round(time.time() - start, 1), "seed": args.seed, "max_states": args.max_states,
                       "pairs": args.pairs, "paths": args.paths, "limit": args.limit,
                       "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -278,6 +336,7 @@ def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
             note += f"; {entry['undecided_states']} state(s) the oracle could not decide (left out)"
         print(f"{split}: {entry['puzzles']:,} puzzles, {entry['states']:,} states: {counts} "
               f"({entry['seconds']:.1f} s){note}", file=sys.stdout, flush=True)
+    executor.close()
     print(f"held out of every split: {plugin.held_out}")
     print(f"wrote {manifest_path}")
     return 0

@@ -1,0 +1,331 @@
+"""One executor for every batch of independent work units: here, or on a Ray cluster.
+
+A batch (the pairs of ``tot bench``, the puzzles of ``tot export``, the problems of the planner
+comparison) is a list of ``Unit``s and one module-level function; ``run`` hands each unit's
+``Outcome`` back as soon as it finishes, so the caller writes it at once and a killed run keeps
+every finished unit (the callers' results files are resumable).
+
+- ``InProcess`` (``--jobs 1``, the default): the units one after another in this process, as
+  before there was an executor; an exception ends the batch.
+- ``LocalProcesses`` (``--jobs N``): N worker processes on this machine (spawned, so no model or
+  thread is copied into them). A worker that dies (killed, out of memory) takes the units it was
+  running with it: each is tried again, at most ``retries`` more times, then recorded as failed
+  with the reason; the other units go on.
+- ``RayCluster`` (``--ray auto|ADDRESS``): the same units as Ray tasks on an existing cluster,
+  each declaring the CPUs it needs (``Unit.cpus``) and, where it loads the embedded model, the
+  custom resource ``tot_embedded_model`` that only nodes told to load it offer
+  (``ray start ... --resources '{"tot_embedded_model": 1}'``). Ray retries a task whose worker
+  or node died (``max_retries``); an exception raised by the unit itself is not retried.
+
+An exception raised by a unit in a worker is its outcome's ``error`` (one line), never a crash of
+the batch. Workers keep what they load (a task, a model) for their next units: see
+``worker_cache``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import resource
+import socket
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = ["EMBEDDED_RESOURCE", "Executor", "InProcess", "LocalProcesses", "Outcome", "RayCluster", "Unit",
+           "UnitFailed", "add_executor_args", "executor_from", "worker_cache", "worker_info"]
+
+EMBEDDED_RESOURCE = "tot_embedded_model"  # a Ray node offering it may load the embedded model
+RAY_INSTALL = "pip install 'verified-tot[ray]'"
+DEFAULT_RETRIES = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One independent piece of work: ``fn(*args)`` of the batch. ``key`` names it in messages
+    and must be unique in its batch; ``cpus`` is what it needs (a planner run: one whole core);
+    ``model``: it loads the embedded model."""
+
+    key: str
+    args: tuple[Any, ...]
+    cpus: float = 1.0
+    model: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A finished unit: its value, or ``error`` (one line) when it raised or its worker died
+    more often than the retries allow; ``attempts`` made (a retry after a dead worker counts)."""
+
+    unit: Unit
+    value: Any = None
+    error: str | None = None
+    attempts: int = 1
+
+
+class UnitFailed(RuntimeError):
+    """Raised by callers that cannot record a failed unit as a row."""
+
+
+class Executor(Protocol):
+    name: str  # e.g. "local, 2 processes" or "ray at 127.0.0.1:6379, 2 nodes, 4 CPUs"
+    workers: int  # units that may run at once (at one CPU each)
+
+    def run(self, fn: Callable[..., Any], units: Iterable[Unit]) -> Iterator[Outcome]:
+        """Run ``fn(*unit.args)`` for every unit; yield each outcome as it finishes."""
+        ...
+
+    def close(self) -> None: ...
+
+
+# --- what a worker keeps between units -------------------------------------------------------
+
+_CACHE: dict[Any, Any] = {}
+
+
+def worker_cache(key: Any, make: Callable[[], Any]) -> Any:
+    """This worker process's object for ``key``, made once (a task, a runner with its model): a
+    worker that runs many units of a batch loads things once, not once a unit."""
+    if key not in _CACHE:
+        _CACHE[key] = make()
+    return _CACHE[key]
+
+
+def worker_info() -> dict[str, Any]:
+    """Which worker ran a unit, and its peak memory so far (MB)."""
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"worker": f"{socket.gethostname()}:{os.getpid()}", "peak_mb": round(peak_kb / 1024)}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+
+
+# --- here ----------------------------------------------------------------------------------
+
+
+class InProcess:
+    """The units one after another in this process; an exception ends the batch (as a plain loop)."""
+
+    name = "this process"
+    workers = 1
+
+    def run(self, fn: Callable[..., Any], units: Iterable[Unit]) -> Iterator[Outcome]:
+        for unit in units:
+            yield Outcome(unit, fn(*unit.args))
+
+    def close(self) -> None:
+        pass
+
+
+def _call(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:
+    """In a worker: (True, value) or (False, the exception in one line); a unit's own exception
+    is its outcome, not the pool's."""
+    try:
+        return True, fn(*args)
+    except Exception as exc:  # noqa: BLE001 - reported as the unit's error, the batch goes on
+        return False, _one_line(exc)
+
+
+class LocalProcesses:
+    """``workers`` spawned processes on this machine. At most ``workers`` units are handed out at
+    once, so the units in flight when a worker dies are the ones it may have been running; each
+    of them is tried again (``retries`` times at most) in a new pool."""
+
+    def __init__(self, workers: int, retries: int = DEFAULT_RETRIES) -> None:
+        if workers < 1:
+            raise ValueError("--jobs must be at least 1")
+        if retries < 0:
+            raise ValueError("--unit-retries must be at least 0")
+        self.workers, self.retries = workers, retries
+        cores = os.cpu_count() or 1
+        self.name = f"local, {workers} processes"
+        if workers > cores:
+            print(f"tot: --jobs {workers} runs more workers than this machine's {cores} cores: they share them, "
+                  "so times measure the sharing", file=sys.stderr, flush=True)
+        self._pool: cf.ProcessPoolExecutor | None = None
+
+    def _new_pool(self) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def run(self, fn: Callable[..., Any], units: Iterable[Unit]) -> Iterator[Outcome]:
+        waiting = list(units)
+        waiting.reverse()  # pop() takes them in the given order
+        tries: dict[str, int] = {}
+        running: dict[cf.Future[tuple[bool, Any]], Unit] = {}
+        try:
+            while waiting or running:
+                if self._pool is None:
+                    self._pool = self._new_pool()
+                while waiting and len(running) < self.workers:
+                    unit = waiting.pop()
+                    tries[unit.key] = tries.get(unit.key, 0) + 1
+                    running[self._pool.submit(_call, fn, unit.args)] = unit
+                done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                if any(isinstance(f.exception(), cf.process.BrokenProcessPool) for f in done):
+                    done, _ = cf.wait(running)  # the pool is gone: every unit in it ends now
+                    self._pool.shutdown(wait=True, cancel_futures=True)
+                    self._pool = None
+                for fut in done:
+                    unit = running.pop(fut)
+                    n = tries[unit.key]
+                    if isinstance(fut.exception(), cf.process.BrokenProcessPool):
+                        if n > self.retries:
+                            yield Outcome(unit, error=f"its worker process died {n} time(s) (killed, or out of "
+                                                      "memory)", attempts=n)
+                        else:
+                            waiting.append(unit)  # next, in a new pool
+                        continue
+                    ok, value = fut.result()
+                    yield Outcome(unit, value if ok else None, None if ok else value, n)
+        finally:
+            for fut in running:
+                fut.cancel()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+# --- a Ray cluster -------------------------------------------------------------------------
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ValueError(f"--ray needs Ray: {RAY_INSTALL}") from None
+    return ray
+
+
+class RayCluster:
+    """The units as Ray tasks on the cluster at ``address`` (``auto``: the one running on this
+    machine). Submitted all at once; Ray places each where its CPUs (and, for the embedded model,
+    ``tot_embedded_model``) are free and retries it where its worker or node died."""
+
+    def __init__(self, address: str, retries: int = DEFAULT_RETRIES) -> None:
+        if retries < 0:
+            raise ValueError("--unit-retries must be at least 0")
+        ray = _ray()
+        self.retries = retries
+        self._ray = ray
+        _check_reachable(address)
+        try:
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, logging_level="ERROR",
+                     include_dashboard=False, configure_logging=False)
+        except ConnectionError as exc:
+            raise ValueError(f"no Ray cluster at {address}: {str(exc).splitlines()[0] if str(exc) else ''} "
+                             "(start one with `ray start --head`)") from None
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        res = ray.cluster_resources()
+        self.cpus = float(res.get("CPU", 0))
+        self.model_slots = float(res.get(EMBEDDED_RESOURCE, 0))
+        self.workers = max(1, int(self.cpus))
+        where = ray.get_runtime_context().gcs_address
+        self.name = (f"ray at {where}, {len(nodes)} node(s), {self.cpus:g} CPUs"
+                     + (f", {self.model_slots:g} embedded-model slot(s)" if self.model_slots else ""))
+
+    def run(self, fn: Callable[..., Any], units: Iterable[Unit]) -> Iterator[Outcome]:
+        units = list(units)
+        if any(u.model for u in units) and self.model_slots <= 0:
+            raise ValueError("these units load the embedded model, and no node of the cluster may: start the "
+                             f"nodes that may with `ray start ... --resources '{{\"{EMBEDDED_RESOURCE}\": 1}}'` "
+                             "(one per model a node can hold), or give --base-url")
+        if any(u.cpus > self.cpus for u in units):
+            raise ValueError(f"a unit needs more CPUs than the cluster has ({self.cpus:g})")
+        return self._results(fn, units)  # checked before the first unit is sent
+
+    def _results(self, fn: Callable[..., Any], units: list[Unit]) -> Iterator[Outcome]:
+        ray = self._ray
+        task = ray.remote(_call)
+        refs: dict[Any, Unit] = {}
+        for u in units:
+            opts: dict[str, Any] = {"num_cpus": u.cpus, "max_retries": self.retries}
+            if u.model:
+                opts["resources"] = {EMBEDDED_RESOURCE: 1}
+            refs[task.options(**opts).remote(fn, u.args)] = u
+        try:
+            while refs:
+                done, _ = ray.wait(list(refs), num_returns=1)
+                for ref in done:
+                    unit = refs.pop(ref)
+                    try:
+                        ok, value = ray.get(ref)
+                    except ray.exceptions.RayError as exc:  # its worker or node died more often than retried
+                        yield Outcome(unit, error=f"lost {self.retries + 1} times on the cluster "
+                                                  f"({type(exc).__name__}: {_first_line(exc)})",
+                                      attempts=self.retries + 1)
+                        continue
+                    yield Outcome(unit, value if ok else None, None if ok else value)
+        finally:
+            for ref in refs:
+                ray.cancel(ref, force=True)
+
+    def close(self) -> None:
+        self._ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """One line, at once, where nothing listens at ``address`` (Ray itself retries for minutes).
+    ``auto``: the cluster ``ray start`` last recorded on this machine, where it recorded one."""
+    if address == "auto":
+        recorded = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+        try:
+            address = recorded.read_text(encoding="utf-8").strip()[:200]
+        except OSError:
+            return  # Ray says there is none, at once
+        if not address:
+            return
+        where = f"the cluster this machine last started ({address})"
+    else:
+        where = address
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"bad --ray address {address!r}: use HOST:PORT (e.g. 10.0.0.5:6379), ray://HOST:PORT or auto")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise ValueError(f"no Ray cluster answers at {where}: {exc.strerror or exc} "
+                         "(start one with `ray start --head`, or give its address)") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [x for x in str(exc).splitlines() if x.strip()]
+    return (lines[0] if lines else "")[:200]
+
+
+# --- the command line ------------------------------------------------------------------------
+
+
+def add_executor_args(parser: Any) -> None:
+    """``--jobs``, ``--ray``, ``--unit-retries`` for a command that runs a batch of units."""
+    g = parser.add_argument_group("where the work runs")
+    g.add_argument("--jobs", type=int, default=1,
+                   help="worker processes on this machine (default 1: in this process)")
+    g.add_argument("--ray", nargs="?", const="", default=None, metavar="auto|ADDRESS",
+                   help="run the units as Ray tasks on an existing cluster (ADDRESS, or auto for the one on "
+                        f"this machine; no value: $RAY_ADDRESS, else auto); needs {RAY_INSTALL}")
+    g.add_argument("--unit-retries", type=int, default=DEFAULT_RETRIES,
+                   help=f"times a unit is tried again when its worker dies (default {DEFAULT_RETRIES})")
+
+
+def executor_from(args: Any) -> Executor:
+    """The executor the command line asks for."""
+    jobs, ray, retries = getattr(args, "jobs", 1), getattr(args, "ray", None), getattr(args, "unit_retries",
+                                                                                        DEFAULT_RETRIES)
+    if retries < 0:
+        raise ValueError("--unit-retries must be at least 0")
+    if ray is not None:
+        if jobs != 1:
+            raise ValueError("give --jobs or --ray, not both (a Ray cluster runs as many units as it has CPUs)")
+        return RayCluster(ray or os.environ.get("RAY_ADDRESS") or "auto", retries)
+    if jobs == 1:
+        return InProcess()
+    return LocalProcesses(jobs, retries)
