@@ -298,3 +298,36 @@ def test_planning_export_in_worker_processes_writes_the_same_files(tmp_path: Pat
     assert files
     for name in files:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+
+
+def test_workers_share_a_relative_cache_file_and_replay_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a relative --cache: the workers get it as an absolute path
+    with FakeOpenAIServer(["ok"]) as srv:
+        argv = ["bench", "game24", "--range", "1-6", "--methods", "io", "--no-plots", "--json", "--base-url", srv.url,
+                "--model", "fake", "--cache", "store.sqlite"]
+        assert main([*argv, "--out", "rec", "--jobs", "2"]) == 0
+        asked = len(srv.requests)
+        assert main([*argv, "--out", "rep", "--jobs", "2", "--cache-mode", "replay"]) == 0
+        assert all(r.body is None or "Input:" not in str(r.body.get("prompt")) for r in srv.requests[asked:])
+    rec, rep = rows(tmp_path / "rec"), rows(tmp_path / "rep")
+    assert rec.keys() == rep.keys() and len(rep) == 6
+    assert all(rep[k]["answer"] == rec[k]["answer"] and rep[k]["status"] == "done" for k in rec)
+
+
+def test_planning_s_own_bench_refuses_workers_in_one_line(capsys: pytest.CaptureFixture[str],
+                                                           tmp_path: Path) -> None:
+    assert main(["bench", "planning", "--methods", "llmp", "--out", str(tmp_path / "p"), "--jobs", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "runs in this process only" in err[0]
+
+
+def test_files_named_by_options_reach_workers_as_absolute_paths(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from solver.tools.executor import worker_options
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "store.sqlite").write_text("")
+    (tmp_path / "io").write_text("")  # a file that happens to share a method's name is not a path option
+    got = worker_options({"cache": "store.sqlite", "methods": "io", "data": "missing.csv", "trace": "t.jsonl",
+                          "model": None}, leave_out=("trace",))
+    assert got == {"cache": str(tmp_path / "store.sqlite"), "methods": "io", "data": "missing.csv", "model": None}

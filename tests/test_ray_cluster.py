@@ -1,11 +1,12 @@
-"""A real Ray cluster on the loopback address: a head and a second worker node started with
-``ray start``, a small benchmark sent to it with ``tot bench --ray``, the worker node killed
-mid-run. The results must equal one process's, row for row, with nothing lost and nothing
-written twice; the cluster is stopped at the end whatever happens (only its own processes: a
-cluster the user runs on this machine is left alone).
+"""A real Ray cluster on the loopback address: a head and worker nodes started with ``ray start``;
+``tot export`` and a small ``tot bench`` sent to it with ``--ray``, and a worker node killed mid-run,
+twice: with retries (the results must equal one process's, row for row, nothing written twice)
+and without (the lost unit is an error row with the reason, and rerunning the command does only
+that unit). The cluster is stopped at the end whatever happens (only its own processes: a cluster
+the user runs on this machine is left alone).
 
 Ray is an optional extra (``verified-tot[ray]``); CI installs it with the test extra, so there the
-test runs (about 20 s: 5 s to start the two nodes); elsewhere it skips with one line."""
+test runs (about 50 s, of which 2-3 s for each node to start); elsewhere it skips with one line."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,23 +81,28 @@ def _kill(pids: set[int]) -> None:
 
 
 @pytest.fixture
-def cluster() -> Iterator[dict[str, object]]:
+def cluster() -> Iterator[dict[str, Any]]:
     if RAY is None:
         if os.environ.get("CI"):
             pytest.fail("CI must install Ray (the test extra)")
         pytest.skip("Ray is not installed (pip install 'verified-tot[ray]')")
     temp = tempfile.mkdtemp(prefix="tot-ray-", dir="/tmp")  # short: Ray's socket paths must fit
-    port, worker_port = _free_port(), _free_port()
+    port = _free_port()
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
     common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
     try:
         subprocess.run([RAY, "start", "--head", "--port", str(port), "--temp-dir", temp, "--include-dashboard",
                         "false", *common], env=env, check=True, capture_output=True, timeout=120)
-        subprocess.run([RAY, "start", "--address", f"127.0.0.1:{port}", "--node-manager-port", str(worker_port),
-                        *common], env=env, check=True, capture_output=True, timeout=120)
-        yield {"address": f"127.0.0.1:{port}", "worker_flag": f"--node_manager_port={worker_port}", "temp": temp,
-               "env": env}
+
+        def add_node() -> str:
+            """A worker node of 1 CPU joins; the flag that finds its raylet among the processes."""
+            node_port = _free_port()
+            subprocess.run([RAY, "start", "--address", f"127.0.0.1:{port}", "--node-manager-port", str(node_port),
+                            *common], env=env, check=True, capture_output=True, timeout=120)
+            return f"--node_manager_port={node_port}"
+
+        yield {"address": f"127.0.0.1:{port}", "add_node": add_node, "temp": temp, "env": env}
     finally:  # this cluster's processes only, and everything they started
         ours = _with_descendants({pid for pid, (_, cmd) in _processes().items() if temp in cmd})
         _kill(ours)
@@ -106,46 +113,83 @@ def cluster() -> Iterator[dict[str, object]]:
 
 
 def _rows(d: Path) -> dict[tuple[str, str], dict]:
-    out = {}
+    """Each pair's last row (a rerun appends the pairs it tried again), without its seconds; a pair
+    finished twice fails."""
+    out: dict[tuple[str, str], dict] = {}
     for line in (d / "results.jsonl").read_text().splitlines():
         r = json.loads(line)
-        assert (r["id"], r["method"]) not in out, f"{r['id']} {r['method']} written twice"
-        out[(r["id"], r["method"])] = {k: v for k, v in r.items() if k != "seconds"}
+        key = (r["id"], r["method"])
+        assert not (key in out and out[key]["status"] == "done"), f"{key} finished twice"
+        out[key] = {k: v for k, v in r.items() if k != "seconds"}
     return out
 
 
-def test_a_bench_on_a_two_node_cluster_survives_a_lost_node_and_equals_one_process(
-        cluster: dict[str, object], tmp_path: Path) -> None:
+def _bench_losing_the_node(cluster: dict[str, Any], argv: list[str], out: Path, retries: int) -> str:
+    """``tot bench ARGV --ray`` with a worker node that joins first and is killed (SIGKILL, with
+    everything it started) once a few rows are written, so mid-unit; the run's standard error."""
+    flag = cluster["add_node"]()
+    proc = subprocess.Popen([sys.executable, "-m", "solver.tools.cli", *argv, "--out", str(out), "--ray",
+                             str(cluster["address"]), "--unit-retries", str(retries)], cwd=ROOT, env=cluster["env"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # a few io rows written: the worker node is busy with another
+            results = out / "results.jsonl"
+            text = results.read_text() if results.exists() else ""
+            if len([x for x in text.splitlines() if '"method": "io"' in x]) >= 3:
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        raylet = [pid for pid, (_, cmd) in _processes().items() if "raylet" in cmd and flag in cmd]
+        assert len(raylet) == 1, "the worker node's raylet is running"
+        _kill(_with_descendants(set(raylet)))  # the node is lost, with the unit it was running
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    return stderr
+
+
+def test_export_and_a_bench_on_a_two_node_cluster_equal_one_process_and_survive_a_lost_node(
+        cluster: dict[str, Any], tmp_path: Path) -> None:
+    env = cluster["env"]
+    cluster["add_node"]()
+    # the export's units, on both nodes: the same files as one process writes
+    export = ["export", "game24", "--limit", "12", "--splits", "train", "--max-states", "200"]
+    assert main([*export, "--out", str(tmp_path / "export-here")]) == 0
+    run = subprocess.run([sys.executable, "-m", "solver.tools.cli", *export, "--out", str(tmp_path / "export-ray"),
+                          "--ray", str(cluster["address"])], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "2 node(s)" in run.stderr
+    names = sorted(p.name for p in (tmp_path / "export-here").glob("*.jsonl"))
+    assert names == sorted(p.name for p in (tmp_path / "export-ray").glob("*.jsonl")) and names
+    for name in names:
+        assert (tmp_path / "export-here" / name).read_bytes() == (tmp_path / "export-ray" / name).read_bytes(), name
+
     with FakeOpenAIServer(["slow"], delay=0.4) as srv:
         argv = ["bench", "game24", "--range", "1-12", "--methods", "io,tot-complete:enumerate:oracle", "--no-plots",
                 "--base-url", srv.url, "--model", "fake"]
         assert main([*argv, "--out", str(tmp_path / "here")]) == 0
-        out = tmp_path / "ray"
-        env = cluster["env"]
-        assert isinstance(env, dict)
-        proc = subprocess.Popen([sys.executable, "-m", "solver.tools.cli", *argv, "--out", str(out), "--ray",
-                                 str(cluster["address"]), "--unit-retries", "3"], cwd=ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:  # a few io rows written: the worker node is busy with another
-                results = out / "results.jsonl"
-                text = results.read_text() if results.exists() else ""
-                done = [x for x in text.splitlines() if '"method": "io"' in x]
-                if len(done) >= 3:
-                    break
-                assert proc.poll() is None, proc.communicate()
-                time.sleep(0.05)
-            raylet = [pid for pid, (_, cmd) in _processes().items()
-                      if "raylet" in cmd and str(cluster["worker_flag"]) in cmd]
-            assert len(raylet) == 1, "the worker node's raylet is running"
-            _kill(_with_descendants(set(raylet)))  # the node is lost, with the unit it was running
-            stdout, stderr = proc.communicate(timeout=300)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-    assert proc.returncode == 0, stderr
-    assert "on ray at" in stderr and "2 node(s)" in stderr
-    here, there = _rows(tmp_path / "here"), _rows(out)  # fails on a row written twice
-    assert len(here) == 24 and all(r["status"] == "done" for r in there.values())
-    assert here == there
+        here = _rows(tmp_path / "here")
+        assert len(here) == 24 and all(r["status"] == "done" for r in here.values())
+
+        # retried: the lost node's unit runs again elsewhere, and the results equal one process's
+        stderr = _bench_losing_the_node(cluster, argv, tmp_path / "retried", retries=3)
+        assert "on ray at" in stderr and "3 node(s)" in stderr  # the head, the export's node, the one killed
+        assert _rows(tmp_path / "retried") == here
+
+        # not retried: the lost unit is an error row with the reason; the rerun does only what is missing
+        stderr = _bench_losing_the_node(cluster, argv, tmp_path / "lost", retries=0)
+        lost = {k: r for k, r in _rows(tmp_path / "lost").items() if r["status"] != "done"}
+        assert lost and all("lost 1 times on the cluster" in r["error"] for r in lost.values()), lost
+        assert "errored" in stderr
+        before = len((tmp_path / "lost" / "results.jsonl").read_text().splitlines())
+        rerun = subprocess.run([sys.executable, "-m", "solver.tools.cli", *argv, "--out", str(tmp_path / "lost"),
+                                "--ray", str(cluster["address"])], cwd=ROOT, env=env, capture_output=True, text=True,
+                               timeout=300)
+        assert rerun.returncode == 0, rerun.stderr
+        assert f"{len(lost)} pair(s) on ray" in rerun.stderr
+        assert len((tmp_path / "lost" / "results.jsonl").read_text().splitlines()) == before + len(lost)
+    assert _rows(tmp_path / "lost") == here

@@ -57,7 +57,16 @@ from solver.run import (
 from solver.searches import SEARCHES, search_names
 from solver.task import Thought
 from solver.tools.cli import UsageError, _add_search_args, check_search_options, settings_from
-from solver.tools.executor import Executor, InProcess, Unit, add_executor_args, executor_from, worker_cache, worker_info
+from solver.tools.executor import (
+    Executor,
+    InProcess,
+    Unit,
+    add_executor_args,
+    executor_from,
+    worker_cache,
+    worker_info,
+    worker_options,
+)
 from solver.tools.plugins import TaskPlugin
 from solver.tools.report import RESULTS_GLOB, final_rows, load_rows, read_lines, write_report
 from solver.tools.soft_score import SoftScorer, add_score_args, soft_table
@@ -475,7 +484,8 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
                     _write_row(fh, row)
                     progress.finished(row, error=row["status"] != "done")
         else:
-            await asyncio.to_thread(_run_units, executor, runner, todo, fh, progress, args)
+            # here, not in a thread: Ctrl-C then stops the loop at once (the workers get it too)
+            _run_units(executor, runner, todo, fh, progress, args)
     finally:
         fh.close()
         executor.close()
@@ -485,7 +495,7 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     rows = [r for r in load_rows([out]) if str(r["id"]) in ids]
     _print_report(out, rows, args, plugins)
     if progress.errors:
-        print(f"{progress.errors} pair(s) errored (a model or server failure); rerun the same command "
+        print(f"{progress.errors} pair(s) errored (a model, server or worker failure); rerun the same command "
               "to retry only those", file=sys.stderr)
     return 0
 
@@ -500,7 +510,7 @@ def _run_units(executor: Executor, runner: _Runner, todo: list[tuple[str, str, s
     """The pairs as units of ``executor``; each row written as its unit finishes (and its trace
     events appended to ``--trace``), a unit that failed (its worker died more often than retried)
     as an error row with the reason, so a rerun tries it again."""
-    spec = {k: v for k, v in vars(args).items() if k != "trace"}
+    spec = worker_options(vars(args), leave_out=("trace",))
     units = [Unit(f"{pid}|{method}", (spec, pid, puzzle, method), model=runner.needs_embedded(method))
              for pid, puzzle, method in todo]
     outcomes = executor.run(bench_unit, units)  # refuses here what the executor cannot run
@@ -623,6 +633,9 @@ async def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
         return report(args, plugins)
     own_bench = getattr(plugins[args.bench_task], "run_bench", None)  # planning: domains x methods of its own
     if own_bench is not None:  # it gets what it needs of the command line: no task imports the tools
+        if getattr(args, "jobs", 1) != 1 or getattr(args, "ray", None) is not None:
+            raise UsageError(f"{args.bench_task}'s bench runs in this process only: leave out --jobs and --ray "
+                             "(benchmarks/planner_compare.py runs planner comparisons on them)")
         searches = own_searches(args, plugins[args.bench_task])
         return int(await own_bench(args, settings_from(args), lambda out: check_config(out, config_of(args)),
                                    searches))

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 __all__ = ["EMBEDDED_RESOURCE", "Executor", "InProcess", "LocalProcesses", "Outcome", "RayCluster", "Unit",
-           "UnitFailed", "add_executor_args", "executor_from", "worker_cache", "worker_info"]
+           "add_executor_args", "executor_from", "worker_cache", "worker_info", "worker_options"]
 
 EMBEDDED_RESOURCE = "tot_embedded_model"  # a Ray node offering it may load the embedded model
 RAY_INSTALL = "pip install 'verified-tot[ray]'"
@@ -67,10 +67,6 @@ class Outcome:
     attempts: int = 1
 
 
-class UnitFailed(RuntimeError):
-    """Raised by callers that cannot record a failed unit as a row."""
-
-
 class Executor(Protocol):
     name: str  # e.g. "local, 2 processes" or "ray at 127.0.0.1:6379, 2 nodes, 4 CPUs"
     workers: int  # units that may run at once (at one CPU each)
@@ -93,6 +89,22 @@ def worker_cache(key: Any, make: Callable[[], Any]) -> Any:
     if key not in _CACHE:
         _CACHE[key] = make()
     return _CACHE[key]
+
+
+# Options that name files: a worker may run in another directory (a Ray worker always does), so
+# a relative path that exists here is sent as an absolute one.
+PATH_OPTIONS = ("data", "puzzle_file", "domain", "problem", "nl", "model", "cache", "adapter", "llmp_dir")
+
+
+def worker_options(options: dict[str, Any], leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A command's options as workers get them: without ``leave_out`` (what only the driver
+    uses) and with the files they name made absolute."""
+    out = {k: v for k, v in options.items() if k not in leave_out}
+    for k in PATH_OPTIONS:
+        v = out.get(k)
+        if isinstance(v, str) and v and not os.path.isabs(v) and os.path.exists(v):
+            out[k] = os.path.abspath(v)
+    return out
 
 
 def worker_info() -> dict[str, Any]:

@@ -37,7 +37,15 @@ from pathlib import Path
 from typing import IO, Any, Protocol, Sequence, runtime_checkable
 
 from solver.capabilities import HasOracle, LegalMoves, TrainingPrompts, find, missing_message
-from solver.tools.executor import Executor, InProcess, Unit, add_executor_args, executor_from, worker_cache
+from solver.tools.executor import (
+    Executor,
+    InProcess,
+    Unit,
+    add_executor_args,
+    executor_from,
+    worker_cache,
+    worker_options,
+)
 from solver.tools.labels import LabelledState, Undecided, Walk, label_state, walk
 from solver.tools.plugins import TaskPlugin
 
@@ -169,7 +177,7 @@ def _walks(task: Any, puzzles: list[tuple[str, str]], args: argparse.Namespace, 
         for _pid, puzzle in puzzles:
             yield walk(task, puzzle, max_states=args.max_states, seen=seen if shared else set())
         return
-    spec = {k: v for k, v in vars(args).items() if k not in ("jobs", "ray", "unit_retries")}
+    spec = worker_options(vars(args), leave_out=("jobs", "ray", "unit_retries"))
     units = [Unit(pid, (spec, puzzle, args.max_states)) for pid, puzzle in puzzles]
     order = {pid: i for i, (pid, _) in enumerate(puzzles)}
     ready: dict[int, Walk] = {}
