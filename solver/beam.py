@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
+from solver.generators import Generator
 from solver.lm.session import gather_all
 from solver.node import Node
 from solver.search import quantise
@@ -80,9 +81,9 @@ def confidences(scores: Sequence[float | None]) -> list[float]:
     return [max(FLOOR, 1.0 - (1 - FLOOR) * (high - v) / (high - low)) if math.isfinite(v) else FLOOR for v in q]
 
 
-def no_likelihood_notice(generator: Any) -> str | None:
+def no_likelihood_notice(generator: Generator) -> str | None:
     """The line ``tot solve`` prints once when the beam must do without log-likelihoods."""
-    if getattr(generator, "log_likelihoods", False):
+    if generator.log_likelihoods:
         return None
     hint = "" if generator.name == "enumerate-rank" else "; --generator enumerate-rank gives them"
     return (f"generator `{generator.name}` gives no log-likelihoods; chains are scored by the "
@@ -105,7 +106,7 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
     max_depth = depth or task.max_depth
     # Log-likelihoods come from a model: a generator that declares them but runs without one (the
     # crosswords' ``enumerate-rank`` used as a library, with no client) gives every prior None.
-    uses_ll = bool(getattr(run.generator, "log_likelihoods", False)) and run.model is not None
+    uses_ll = run.generator.log_likelihoods and run.model is not None
     run.start("beam", breadth=beam, candidates=candidates, mix=mix, tau=tau, decay=decay, beam_runs=runs,
               depth=max_depth, seed=seed, log_likelihood=uses_ll, generator=run.generator.name,
               evaluator=evaluator.name)

@@ -19,12 +19,11 @@ import itertools
 from typing import Any
 
 from solver.budget import BudgetExhausted
-from solver.capabilities import LegalMoves, find
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
 from solver.search import DECIMALS, quantise
 
-__all__ = ["Transpositions", "leaf_has_moves", "search_best_first"]
+__all__ = ["Transpositions", "search_best_first"]
 
 
 class Transpositions:
@@ -43,30 +42,21 @@ class Transpositions:
         self.depth[node.state] = node.depth
         return True
 
-    def open_children(self, run: Expansion, children: list[Node[Any]], max_depth: int) -> tuple[list[Node[Any]], bool]:
-        """The children worth a judgement, and whether the depth limit cut one that still had moves.
-        Left out, each said in the trace but the first: a solved state (reaching here, its answer
-        failed the re-check: nothing below it), a duplicate (``fresh``), one at the depth limit."""
+    def open_children(self, run: Expansion, children: list[Node[Any]], max_depth: int) -> list[Node[Any]]:
+        """The children worth a judgement. Left out, each said in the trace but the first: a
+        solved state (reaching here, its answer failed the re-check: nothing below it), a
+        duplicate (``fresh``), one at the depth limit (``Expansion.cut_at_depth``)."""
         out: list[Node[Any]] = []
-        cut = False
         for child in children:
             if child.solved:
                 continue
             if not self.fresh(child):
                 run.trace.emit("cut", node=child.id, why="duplicate")
             elif child.depth >= max_depth:
-                cut = cut or leaf_has_moves(run, child)
-                run.trace.emit("cut", node=child.id, why="depth")
+                run.cut_at_depth(child)
             else:
                 out.append(child)
-        return out, cut
-
-
-def leaf_has_moves(run: Expansion, node: Node[Any]) -> bool:
-    """Whether cutting ``node`` at the depth limit may lose something: a task that enumerates its
-    steps says whether any is left; one that cannot is taken to have some."""
-    moves = find(run.task, LegalMoves)
-    return moves is None or bool(moves.legal_thoughts(node.state))
+        return out
 
 
 async def search_best_first(run: Expansion, *, depth: int | None = None, decimals: int = DECIMALS) -> SearchResult:
@@ -75,8 +65,6 @@ async def search_best_first(run: Expansion, *, depth: int | None = None, decimal
     max_depth = depth or task.max_depth
     run.start("best-first", depth=max_depth, decimals=decimals, generator=run.generator.name,
               evaluator=evaluator.name)
-    exhaustive = bool(getattr(run.generator, "exhaustive", False))
-    depth_cut = False
     order = itertools.count()
     held = Transpositions()
     root = run.root()
@@ -92,11 +80,10 @@ async def search_best_first(run: Expansion, *, depth: int | None = None, decimal
             hit = run.first_answer(children)
             if hit is not None:
                 return run.result(hit[0], hit[1], None)
-            fresh, cut = held.open_children(run, children, max_depth)
-            depth_cut = depth_cut or cut
+            fresh = held.open_children(run, children, max_depth)
             await run.score(fresh)
             for child in fresh:
                 heapq.heappush(frontier, (-quantise(child.score, decimals), -child.depth, next(order), child))
     except BudgetExhausted as exc:
         return run.result(None, None, exc.which)
-    return run.result(None, None, None, exhausted=exhaustive and not depth_cut)
+    return run.result(None, None, None, searched_all=True)  # a proof where the step says so

@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 from solver.budget import BudgetExhausted, Usage
-from solver.capabilities import LegalMoves, find
 from solver.evaluators import Evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
@@ -43,18 +42,12 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
 async def search_complete(run: Expansion, *, depth: int | None = None, decimals: int = DECIMALS) -> SearchResult:
     """The order of ``complete_dfs`` on a run's gated step."""
     task, trace, evaluator = run.task, run.trace, run.require_evaluator()
-    moves = find(task, LegalMoves)
     max_depth = depth or task.max_depth
     run.start("tot-complete", depth=max_depth, defer_below=evaluator.prune_below, decimals=decimals,
               generator=run.generator.name, evaluator=evaluator.name)
-    # Only a generator that offers every legal thought makes running out of children a proof.
-    exhaustive = bool(getattr(run.generator, "exhaustive", False))
     explored: dict[Any, int] = {}  # state -> the most depth left when it was fully explored
-    depth_cut = False
-    moves = find(task, LegalMoves)
 
     async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:
-        nonlocal depth_cut
         run.reach(node)
         children = await run.expand(node)
         hit = run.first_answer(children)
@@ -80,10 +73,7 @@ async def search_complete(run: Expansion, *, depth: int | None = None, decimals:
                 trace.emit("cut", node=child.id, why="duplicate")
                 continue
             if child.depth >= max_depth:
-                # A leaf with no legal step beyond the limit loses nothing by being cut (a task
-                # that cannot enumerate its steps might lose something: count it as a cut).
-                depth_cut = depth_cut or moves is None or bool(moves.legal_thoughts(child.state))
-                trace.emit("cut", node=child.id, why="depth")
+                run.cut_at_depth(child)  # the step remembers whether this loses anything
                 continue
             trace.emit("keep", node=child.id, score=child.score, deferred=child in deferred or None)
             hit = await visit(child)
@@ -99,4 +89,4 @@ async def search_complete(run: Expansion, *, depth: int | None = None, decimals:
         return run.result(None, None, exc.which)
     if hit is not None:
         return run.result(hit[0], hit[1], None)
-    return run.result(None, None, None, exhausted=exhaustive and not depth_cut)
+    return run.result(None, None, None, searched_all=True)  # a proof where the step says so

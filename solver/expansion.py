@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from solver.budget import Usage
 from solver.capabilities import (
     AnswerRules,
+    LegalMoves,
     LimitedMoves,
     MissingCapability,
     Unchecked,
@@ -119,6 +120,9 @@ class Expansion:
                  client: LMClient | None, trace: Trace | None = None, usage: Usage | None = None,
                  gate: bool = True) -> None:
         _check_client(client)
+        if not isinstance(generator, Generator):
+            raise TypeError(f"generator {getattr(generator, 'name', type(generator).__name__)!r} must declare "
+                            "name, exhaustive and log_likelihoods (see solver.generators.Generator)")
         require_parts(task, generator, evaluator, model=client)  # one line naming what is missing
         self.unchecked = find(task, Unchecked)
         if not gate and self.unchecked is None:
@@ -136,6 +140,7 @@ class Expansion:
         self.checks = 0  # calls of task.check: one per thought met (a probe's verdict is reused)
         self._probed: dict[tuple[int, str], tuple[Verdict[Any], str | None]] = {}
         self.limited = find(task, LimitedMoves)
+        self.depth_cut = False  # the depth limit cut a state that may still have had legal steps
         self.not_tried = 0
         self.limits: list[str] = []  # each limit that cut an enumeration, in the order met
 
@@ -210,7 +215,7 @@ class Expansion:
             self.trace.emit("expand", node=node.id, depth=node.depth, request=request)
         gen = generator or self.generator
         thoughts = await gen(self.task, node.state, self.model)
-        if self.limited is not None and getattr(gen, "exhaustive", False):
+        if self.limited is not None and gen.exhaustive:
             self._note_cut(node)
         return thoughts
 
@@ -380,17 +385,34 @@ class Expansion:
                         reason=report.reason, report=report.to_json())
         return answer
 
+    def cut_at_depth(self, node: Node[Any]) -> None:
+        """``node`` lies at the search's depth limit and is not expanded: said in the trace (a
+        ``cut``, why ``depth``) and remembered where it may lose something (a task that enumerates
+        its steps says whether any is left; one that cannot is taken to have some), so that the
+        run claims no proof (``proves``)."""
+        if not self.depth_cut:
+            moves = find(self.task, LegalMoves)
+            self.depth_cut = moves is None or bool(moves.legal_thoughts(node.state))
+        self.trace.emit("cut", node=node.id, why="depth")
+
+    def proves(self, searched_all: bool) -> bool:
+        """Whether a search that ``searched_all`` the states it was given, with no answer, has
+        proved that none exists: only with an exhaustive generator and no depth cut (an
+        enumeration limit's cut is counted in ``result``, which says it)."""
+        return searched_all and self.generator.exhaustive and not self.depth_cut
+
     def result(self, solution: Node[Any] | None, answer: str | None, stopped_by: str | None,
-               error: str | None = None, exhausted: bool = False,
+               error: str | None = None, searched_all: bool = False,
                visits: dict[int, int] | None = None, answers: list[str] | None = None,
                answers_note: str | None = None) -> SearchResult:
-        """The run's result, traced as its ``end`` event; ``answers``: every accepted answer, when
-        the search was asked for several (each one passed ``accept``)."""
+        """The run's result, traced as its ``end`` event; ``searched_all``: the search ran out of
+        states (the step decides whether that is a proof, ``proves``); ``answers``: every accepted
+        answer, when the search was asked for several (each one passed ``accept``)."""
         report = self.reports.get(answer) if answer is not None else None
         # A cut enumeration proves nothing: "no solution exists" only when nothing was cut.
         res = SearchResult(answer, report is not None and report.verified, stopped_by, solution, self.proposed,
                            self.rejected, self.expanded, self.usage, error, solution or self.best, report,
-                           exhausted and not self.limits, self.not_tried,
+                           answer is None and self.proves(searched_all) and not self.limits, self.not_tried,
                            "; ".join(self.limits) if self.limits else None, visits,
                            None if answers is None else [(a, self.reports[a].verified) for a in answers],
                            answers_note)

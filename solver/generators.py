@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, ClassVar, Protocol
+from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
 
 from solver.capabilities import (
     ChoicePrompt,
@@ -41,11 +41,24 @@ def thought_grammar(task: object, state: Any) -> str | None:
     return None if part is None else part.thought_grammar(state)
 
 
+@runtime_checkable
 class Generator(Protocol):
     """Turns a state into candidate thoughts. Built-in generators also declare ``needs`` (the
-    task capabilities they call and whether they need a model; ``solver.capabilities``)."""
+    task capabilities they call and whether they need a model; ``solver.capabilities``).
+
+    Every generator declares two facts the searches rely on (a run refuses one that does not):
+    ``exhaustive``: it gives every legal thought of the state, so a search that tried them all and
+    cut nothing has proved there is no answer; ``log_likelihoods``: each thought's ``prior`` is its
+    log-likelihood under the model, which the beam mixes into its score. Plain class attributes
+    do: ``exhaustive: ClassVar[bool] = False``."""
 
     name: str
+
+    @property
+    def exhaustive(self) -> bool: ...
+
+    @property
+    def log_likelihoods(self) -> bool: ...
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         ...
@@ -59,6 +72,8 @@ class Propose:
     chat: bool = False
     name: str = "propose"
     needs: ClassVar[Needs] = Needs((ProposePrompts,), model=True)
+    exhaustive: ClassVar[bool] = False
+    log_likelihoods: ClassVar[bool] = False
     grammar: bool = True  # decode under the task's ThoughtGrammar, where it has one
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
@@ -86,6 +101,8 @@ class Sample:
     chat: bool = False
     name: str = "sample"
     needs: ClassVar[Needs] = Needs((SamplePrompts,), model=True)
+    exhaustive: ClassVar[bool] = False
+    log_likelihoods: ClassVar[bool] = False
     grammar: bool = True  # decode under the task's ThoughtGrammar, where it has one
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
@@ -170,6 +187,7 @@ class EnumerateChoice:
     chat: bool = False
     name: str = "enumerate-choice"
     exhaustive: bool = True
+    log_likelihoods: ClassVar[bool] = False  # its priors are vote counts
     needs: ClassVar[Needs] = Needs((LegalMoves, ChoicePrompt), model=True)
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:

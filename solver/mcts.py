@@ -96,12 +96,10 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
     run.start("mcts", depth=max_depth, iterations=iterations, exploration=exploration,
               rollout_depth=rollout_depth, seed=seed, generator=run.generator.name, evaluator=evaluator.name,
               **({"answers": answers} if answers > 1 else {}))
-    exhaustive = bool(getattr(run.generator, "exhaustive", False))
     rng = random.Random(seed)
     scale = _Scale()
     held = Transpositions()
     stats: dict[int, _Stats] = {}
-    depth_cut = False
     root = run.root()
     held.fresh(root)
     stats[root.id] = _Stats()
@@ -141,7 +139,6 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
         """The node's children (gated, new, within the depth limit, scored) or its answer. Asked
         for several answers: every new accepted answer among the children is kept (``found``),
         the first of them returned, and the other children are still the node's children."""
-        nonlocal depth_cut
         children = await run.expand(node)
         if answers == 1:
             hit = run.first_answer(children)
@@ -155,8 +152,7 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
                     if answer is not None and answer not in seen:
                         seen[answer] = child
                         hit = hit or (child, answer)
-        fresh, cut = held.open_children(run, children, max_depth)  # a solved child here: a dead end
-        depth_cut = depth_cut or cut
+        fresh = held.open_children(run, children, max_depth)  # a solved child here: a dead end
         await run.score(fresh)
         for child in fresh:
             scale.add(child.score)
@@ -235,7 +231,8 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
     visits = {nid: s.visits for nid, s in stats.items() if s.visits}
     if found is not None:
         return run.result(found[0], found[1], None, visits=visits)
-    proof = stopped is None and stats[root.id].dead and exhaustive and not depth_cut
+    searched_all = stopped is None and stats[root.id].dead
+    proof = run.proves(searched_all)
     note = None
     if answers > 1 and len(seen) < answers:
         note = (f"the {stopped} budget ran out" if stopped is not None
@@ -246,5 +243,5 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
     if seen:  # answers > 1: the first found is the run's answer; stopped_by says a budget cut the rest
         first, node = next(iter(seen.items()))
         return run.result(node, first, stopped, visits=visits, answers=list(seen), answers_note=note)
-    return run.result(None, None, stopped, exhausted=proof, visits=visits, answers=[] if answers > 1 else None,
-                      answers_note=note)
+    return run.result(None, None, stopped, searched_all=searched_all, visits=visits,
+                      answers=[] if answers > 1 else None, answers_note=note)

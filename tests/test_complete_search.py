@@ -117,6 +117,7 @@ def test_game24_finds_an_answer_iff_one_exists(salt: int, offset: int) -> None:
 def test_a_sampling_generator_never_claims_a_proof() -> None:
     class Nothing:
         name = "propose"
+        exhaustive = log_likelihoods = False
 
         async def __call__(self, task: Any, state: Any, client: Any) -> list[Any]:
             return []

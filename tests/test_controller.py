@@ -72,6 +72,7 @@ class CountUp:
 
 
 class RandomGenerator:
+    exhaustive = log_likelihoods = False
     """Proposes a random handful of steps (some invalid, some repeated, sometimes none)."""
 
     name = "random"
@@ -122,6 +123,7 @@ def test_invariants_on_random_proposals(seed, target, c, k):
 def test_invalid_proposals_stay_at_the_root_until_k():
     class Bad:
         name = "bad"
+        exhaustive = log_likelihoods = False
 
         async def __call__(self, task, state, client):
             return [Thought("x")]
@@ -134,6 +136,7 @@ def test_invalid_proposals_stay_at_the_root_until_k():
 
 def test_c_children_then_back_to_the_exact_parent_state():
     class Script:
+        exhaustive = log_likelihoods = False
         """At 0: '+1' (valid), then '+2'. At 1: only overshooting steps."""
 
         name = "script"
@@ -203,6 +206,7 @@ def test_oracle_ranking_records_invalid_and_pruned_proposals():
 
     class Mixed:
         name = "mixed"
+        exhaustive = log_likelihoods = False
 
         async def __call__(self, task, state, client):
             if state.board == Sudoku().root(puzzle).board:

@@ -58,6 +58,8 @@ class Noisy:
 
     name: str = "noisy"
     needs: ClassVar[Needs] = Needs((LegalMoves,))
+    exhaustive: ClassVar[bool] = False
+    log_likelihoods: ClassVar[bool] = False
 
     async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
         moves = require(task, LegalMoves, "generator `noisy`")
@@ -153,3 +155,17 @@ def test_a_plugin_search_is_read_from_the_entry_point_group(monkeypatch: pytest.
     finally:
         SEARCHES.clear()
         SEARCHES.update(saved)
+
+
+def test_a_generator_that_does_not_declare_what_searches_rely_on_is_refused_in_one_line() -> None:
+    from solver.expansion import Expansion
+    from tasks.game24 import Game24
+
+    class Undeclared:  # no exhaustive, no log_likelihoods: a search could not tell a proof from a guess
+        name = "undeclared"
+
+        async def __call__(self, task: Any, state: Any, model: Any) -> list[Thought]:
+            return []
+
+    with pytest.raises(TypeError, match="'undeclared' must declare name, exhaustive and log_likelihoods"):
+        Expansion(Game24(), "4 9 10 13", Undeclared(), None, None)  # type: ignore[arg-type]

@@ -106,6 +106,8 @@ class Constrained:
     chat: bool = False
     name: str = "constrained"
     needs: ClassVar[Needs] = Needs(model=True)  # and a Writing task
+    exhaustive: ClassVar[bool] = False  # sampled plans and lead-ins
+    log_likelihoods: ClassVar[bool] = False
 
     def _params(self, n: int, max_tokens: int, stop: tuple[str, ...], seed_offset: int = 0) -> GenParams:
         seed = None if self.params.seed is None else self.params.seed + seed_offset
