@@ -36,7 +36,7 @@ from solver.lm import Backend, Completion, GenParams, LMClient, LMError, Session
 from solver.node import Node
 from solver.run import make_client, solve
 from solver.search import SearchResult, bfs, dfs
-from solver.searches import Search, get_search, register_search, search_names
+from solver.searches import Search, get_search, register_search, run_search, search_names
 from solver.settings import ModelSettings, SearchSettings, Settings
 from solver.task import Task, Thought, ValueScale
 from solver.trace import Trace
@@ -52,7 +52,7 @@ __all__ = [
     "register_generator", "register_evaluator",
     # searches and their results
     "bfs", "dfs", "complete_dfs", "long_search", "Expansion", "rule_failure", "SearchResult",
-    "Search", "register_search", "get_search", "search_names",
+    "Search", "register_search", "get_search", "search_names", "run_search",
     "Budget", "BudgetExhausted", "Usage",
     # models
     "LMClient", "Session", "Backend", "Completion", "GenParams", "LMError",

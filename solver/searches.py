@@ -15,20 +15,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from solver.beam import no_likelihood_notice, search_beam
 from solver.best_first import search_best_first
+from solver.budget import Usage
 from solver.complete import search_complete
 from solver.controller import search_long
+from solver.evaluators import Evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
+from solver.lm.client import LMClient
 from solver.mcts import search_mcts
 from solver.search import search_bfs, search_dfs
 from solver.settings import SearchSettings
+from solver.task import Task
+from solver.trace import Trace
 
-__all__ = ["ENTRY_POINTS", "SEARCHES", "SEARCH_OPTIONS", "Search", "SearchFn", "get_search", "register_search",
-           "search_names"]
+__all__ = ["COMMON_OPTIONS", "ENTRY_POINTS", "SEARCHES", "SEARCH_OPTIONS", "Search", "SearchFn", "get_search",
+           "register_search", "run_search", "search_names"]
 
 ENTRY_POINTS = "tot.searches"
 
@@ -136,6 +141,32 @@ def register_search(name: str, search: Search | SearchFn, help: str = "") -> Sea
                         f"not {type(search).__name__}")
     SEARCHES[name] = entry
     return entry
+
+
+# The search settings every search takes (the rest are a search's own, SEARCH_OPTIONS).
+COMMON_OPTIONS = ("depth", "seed")
+
+
+async def run_search(name: str, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator | None,
+                     client: LMClient | None = None, *, trace: Trace | None = None, usage: Usage | None = None,
+                     gate: bool = True, **options: Any) -> SearchResult:
+    """One entry point for every registered search, with parts you made (``make_generator``,
+    ``make_evaluator`` or your own): ``run_search("mcts", task, "4 9 10 13", gen, ev, iterations=50)``.
+    ``options`` are the search's own (``Search.options``) and ``depth``, ``seed``; one it does not
+    take is a TypeError in one line naming those it does. ``evaluator`` may be None for a search
+    that scores nothing (Long's controller without the oracle)."""
+    search = get_search(name)
+    allowed = (*COMMON_OPTIONS, *(search.options if search.options is not None else SEARCH_OPTIONS))
+    for key in options:
+        if key not in allowed:
+            raise TypeError(f"{key!r} is not an option of search {name!r}; its options are {', '.join(allowed)}")
+    settings = SearchSettings(method=name, gate=gate, generator=generator.name, **options)
+    if evaluator is not None:
+        settings.evaluator = evaluator.name
+        if not search.uses_evaluator(evaluator.name):
+            evaluator = None  # as solve: a search that ranks with another evaluator checks nothing of this one
+    run = Expansion(task, puzzle, generator, evaluator, client, trace if trace is not None else Trace(), usage, gate)
+    return await search(run, settings)
 
 
 def _load_entry_points() -> None:

@@ -169,3 +169,38 @@ def test_a_generator_that_does_not_declare_what_searches_rely_on_is_refused_in_o
 
     with pytest.raises(TypeError, match="'undeclared' must declare name, exhaustive and log_likelihoods"):
         Expansion(Game24(), "4 9 10 13", Undeclared(), None, None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["tot-complete", "tot-bfs", "tot-dfs", "long", "best-first", "mcts", "beam"])
+def test_one_entry_point_runs_every_search_as_solve_does(name: str) -> None:
+    import asyncio
+
+    from solver import Settings, make_evaluator, make_generator, run_search, solve
+    from solver.settings import SearchSettings
+    from tasks.game24 import Game24
+
+    options = {"mcts": {"iterations": 60, "seed": 3}, "tot-bfs": {"breadth": 2}, "beam": {"beam_runs": 3}}.get(name, {})
+    mine, theirs = Trace(), Trace()
+    got = asyncio.run(run_search(name, Game24(), "4 9 10 13", make_generator("enumerate"), make_evaluator("oracle"),
+                                 trace=mine, **options))
+    settings = Settings(search=SearchSettings(method=name, generator="enumerate", evaluator="oracle", **options))
+    want = asyncio.run(solve(Game24(), "4 9 10 13", settings, None, theirs))
+    assert got.verified and (got.answer, got.expanded, got.proposed) == (want.answer, want.expanded, want.proposed)
+
+    def events(t: Trace) -> list[dict[str, Any]]:  # solve's start event says the run's settings; the rest agree
+        return [{k: v for k, v in e.items() if k not in ("t", "seconds")} for e in t.events
+                if e["event"] != "start"]
+
+    assert events(mine) == events(theirs)
+
+
+def test_the_entry_point_refuses_an_option_the_search_does_not_take() -> None:
+    import asyncio
+
+    from solver import make_evaluator, make_generator, run_search
+    from tasks.game24 import Game24
+
+    with pytest.raises(TypeError, match="'breadth' is not an option of search 'mcts'; its options are depth, seed, "
+                                        "iterations"):
+        asyncio.run(run_search("mcts", Game24(), "4 9 10 13", make_generator("enumerate"), make_evaluator("oracle"),
+                               breadth=3))
