@@ -331,3 +331,18 @@ def test_files_named_by_options_reach_workers_as_absolute_paths(tmp_path: Path,
     got = worker_options({"cache": "store.sqlite", "methods": "io", "data": "missing.csv", "trace": "t.jsonl",
                           "model": None}, leave_out=("trace",))
     assert got == {"cache": str(tmp_path / "store.sqlite"), "methods": "io", "data": "missing.csv", "model": None}
+
+
+def unpicklable(x: int) -> object:
+    return lambda: x  # a value that cannot travel back from a worker
+
+
+def test_a_value_that_cannot_come_back_is_the_units_error_not_the_batchs() -> None:
+    ex = LocalProcesses(2)
+    try:
+        outs = {o.unit.key: o for o in ex.run(unpicklable, [Unit("a", (1,))])}
+        more = [o.value for o in ex.run(square, [Unit("b", (4,))])]
+    finally:
+        ex.close()
+    assert outs["a"].value is None and outs["a"].error and "pickle" in outs["a"].error.lower()
+    assert more == [16]

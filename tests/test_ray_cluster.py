@@ -168,6 +168,15 @@ def test_export_and_a_bench_on_a_two_node_cluster_equal_one_process_and_survive_
     for name in names:
         assert (tmp_path / "export-here" / name).read_bytes() == (tmp_path / "export-ray" / name).read_bytes(), name
 
+    # no node was told it may load the embedded model: a bench that needs it is refused before any unit is sent
+    refused = subprocess.run([sys.executable, "-m", "solver.tools.cli", "bench", "game24", "--range", "1-2",
+                              "--methods", "tot-bfs", "--no-plots", "--out", str(tmp_path / "embedded"), "--ray",
+                              str(cluster["address"])], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2
+    assert "no node of the cluster may" in refused.stderr and "tot_embedded_model" in refused.stderr
+    written = tmp_path / "embedded" / "results.jsonl"
+    assert not written.exists() or not written.read_text().strip()
+
     with FakeOpenAIServer(["slow"], delay=0.4) as srv:
         argv = ["bench", "game24", "--range", "1-12", "--methods", "io,tot-complete:enumerate:oracle", "--no-plots",
                 "--base-url", srv.url, "--model", "fake"]

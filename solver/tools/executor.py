@@ -186,15 +186,18 @@ class LocalProcesses:
                 for fut in done:
                     unit = running.pop(fut)
                     n = tries[unit.key]
-                    if isinstance(fut.exception(), cf.process.BrokenProcessPool):
+                    exc = fut.exception()
+                    if isinstance(exc, cf.process.BrokenProcessPool):
                         if n > self.retries:
                             yield Outcome(unit, error=f"its worker process died {n} time(s) (killed, or out of "
                                                       "memory)", attempts=n)
                         else:
                             waiting.append(unit)  # next, in a new pool
-                        continue
-                    ok, value = fut.result()
-                    yield Outcome(unit, value if ok else None, None if ok else value, n)
+                    elif exc is not None:  # the unit ran, but its value could not come back (not picklable)
+                        yield Outcome(unit, error=_one_line(exc), attempts=n)
+                    else:
+                        ok, value = fut.result()
+                        yield Outcome(unit, value if ok else None, None if ok else value, n)
         finally:
             for fut in running:
                 fut.cancel()
@@ -269,6 +272,9 @@ class RayCluster:
                     unit = refs.pop(ref)
                     try:
                         ok, value = ray.get(ref)
+                    except ray.exceptions.RayTaskError as exc:  # the unit ran; its value could not come back
+                        yield Outcome(unit, error=f"{type(exc).__name__}: {_first_line(exc)}")
+                        continue
                     except ray.exceptions.RayError as exc:  # its worker or node died more often than retried
                         yield Outcome(unit, error=f"lost {self.retries + 1} times on the cluster "
                                                   f"({type(exc).__name__}: {_first_line(exc)})",
