@@ -346,3 +346,22 @@ def test_a_value_that_cannot_come_back_is_the_units_error_not_the_batchs() -> No
         ex.close()
     assert outs["a"].value is None and outs["a"].error and "pickle" in outs["a"].error.lower()
     assert more == [16]
+
+
+def test_a_planner_run_without_a_result_is_a_failed_row_that_a_rerun_tries_again(tmp_path: Path) -> None:
+    script = ROOT / "benchmarks" / "planner_compare.py"
+    out = tmp_path / "runs.jsonl"
+    base = [sys.executable, str(script), "--planners", "pyperplan", "--modes", "optimal", "--seconds", "10",
+            "--domains", "blocksworld", "--range", "1-2", "--out", str(out), "--jobs", "2"]
+    missing = subprocess.run([*base, "--llmp-dir", str(tmp_path / "nowhere")], cwd=ROOT, capture_output=True,
+                             text=True, timeout=300)
+    rows_ = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["status"] for r in rows_] == ["failed", "failed"], missing.stderr
+    assert all("no LLM+P data folder" in r["detail"] for r in rows_)
+    assert "2 run(s) failed" in missing.stderr
+    fixed = subprocess.run([*base, "--llmp-dir", str(_llmp(tmp_path))], cwd=ROOT, capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0, fixed.stderr
+    rows_ = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["status"] for r in rows_[2:]] == ["solved", "solved"]  # only the failed ones ran again
+    assert "| pyperplan | optimal | 10 s | blocksworld | 2 | 2 | 2 |" in fixed.stdout

@@ -31,8 +31,9 @@ def limit_memory(mb: int | None) -> None:
 
 def run_problem(planner: str, mode: Mode, domain: str, problem: int, seconds: float, memory_mb: int | None = None,
                 llmp_dir: str | None = None) -> dict[str, Any]:
-    """The row of one run, from a child process; a child that ends without one (killed, out of
-    memory outside the planner) is a row with status ``unknown`` and the reason."""
+    """The row of one run, from a child process. A child that ends without one (killed, a data
+    folder missing on this node, out of memory outside the planner) is no result: RuntimeError
+    with the reason, which the executor records as the unit's failure and a rerun tries again."""
     cmd = [sys.executable, "-m", "tasks.planning.planner_runs", planner, mode, domain, str(problem),
            "--seconds", str(seconds)]
     if memory_mb is not None:
@@ -46,11 +47,8 @@ def run_problem(planner: str, mode: Mode, domain: str, problem: int, seconds: fl
             row: dict[str, Any] = json.loads(line)
             return row
     err = (proc.stderr.strip().splitlines() or [""])[-1][:200]
-    return {"planner": planner, "mode": mode, "limit": seconds, "domain": domain, "problem": problem,
-            "status": "unknown", "optimal": False, "length": None, "cost": None,
-            "seconds": round(time.monotonic() - start, 3), "expanded": 0,
-            "detail": f"the run's process ended with code {proc.returncode} and no result: {err}",
-            "peak_kb_so_far": None, "planner_peak_kb": None, "memory_limit_mb": memory_mb}
+    raise RuntimeError(f"the run's process ended with code {proc.returncode} after "
+                       f"{time.monotonic() - start:.1f} s and no result: {err}")
 
 
 def _run_here(planner: str, mode: Mode, domain: str, problem: int, seconds: float, memory_mb: int | None,
