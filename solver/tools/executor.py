@@ -273,11 +273,11 @@ class RayCluster:
                     try:
                         ok, value = ray.get(ref)
                     except ray.exceptions.RayTaskError as exc:  # the unit ran; its value could not come back
-                        yield Outcome(unit, error=f"{type(exc).__name__}: {_first_line(exc)}")
+                        yield Outcome(unit, error=_one_line(exc))
                         continue
                     except ray.exceptions.RayError as exc:  # its worker or node died more often than retried
                         yield Outcome(unit, error=f"lost {self.retries + 1} times on the cluster "
-                                                  f"({type(exc).__name__}: {_first_line(exc)})",
+                                                  f"({_one_line(exc)})",
                                       attempts=self.retries + 1)
                         continue
                     yield Outcome(unit, value if ok else None, None if ok else value)
@@ -312,11 +312,6 @@ def _check_reachable(address: str) -> None:
     except OSError as exc:
         raise ValueError(f"no Ray cluster answers at {where}: {exc.strerror or exc} "
                          "(start one with `ray start --head`, or give its address)") from None
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [x for x in str(exc).splitlines() if x.strip()]
-    return (lines[0] if lines else "")[:200]
 
 
 # --- the command line ------------------------------------------------------------------------
