@@ -114,8 +114,8 @@ async def _row(task: Any, puzzles: list[str], s: Settings, client: LMClient,
     for puzzle in puzzles:
         usage = usage_for(s, client)
         t0 = time.perf_counter()
-        res = await bfs(task, puzzle, timed, ev, client, breadth=s.search.breadth, depth=s.search.depth, trace=Trace(),
-                        usage=usage)
+        res = await bfs(task, puzzle, timed, ev, client, breadth=s.search.options["breadth"], depth=s.search.depth,
+                        trace=Trace(), usage=usage)
         out["seconds"] += time.perf_counter() - t0
         summary = res.summary()
         out["proposed"] += int(summary["proposed"])  # type: ignore[call-overload]
@@ -150,8 +150,8 @@ def _make_task(name: str) -> Any:
 async def search_table(args: argparse.Namespace) -> list[dict[str, Any]]:
     task = _make_task(args.task)
     puzzles = _puzzles(args)
-    base = Settings(SearchSettings(method="tot-bfs", breadth=args.breadth, evaluator=args.evaluator,
-                                   n_evaluate=args.n_evaluate),
+    base = Settings(SearchSettings(method="tot-bfs", evaluator=args.evaluator, n_evaluate=args.n_evaluate,
+                                   options={"breadth": args.breadth}),
                     ModelSettings(backend="openai" if args.base_url else "local", model=args.model,
                                   base_url=args.base_url),
                     budget=Budget(seconds=args.budget_seconds))

@@ -36,6 +36,7 @@ from solver.lm import Backend, Completion, GenParams, LMClient, LMError, Session
 from solver.node import Node
 from solver.run import make_client, solve
 from solver.search import SearchResult, bfs, dfs
+from solver.search_options import option
 from solver.searches import Search, get_search, register_search, run_search, search_names
 from solver.settings import ModelSettings, SearchSettings, Settings
 from solver.task import Task, Thought, ValueScale
@@ -52,7 +53,7 @@ __all__ = [
     "register_generator", "register_evaluator",
     # searches and their results
     "bfs", "dfs", "complete_dfs", "long_search", "Expansion", "rule_failure", "SearchResult",
-    "Search", "register_search", "get_search", "search_names", "run_search",
+    "Search", "register_search", "get_search", "search_names", "run_search", "option",
     "Budget", "BudgetExhausted", "Usage",
     # models
     "LMClient", "Session", "Backend", "Completion", "GenParams", "LMError",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from solver.budget import BudgetExhausted
@@ -36,9 +37,11 @@ from solver.generators import Generator
 from solver.lm.session import gather_all
 from solver.node import Node
 from solver.search import quantise
+from solver.search_options import option
 from solver.task import Thought
 
-__all__ = ["DEFAULT_BEAM", "DEFAULT_CANDIDATES", "DEFAULT_DECAY", "DEFAULT_MIX", "DEFAULT_RUNS", "DEFAULT_TAU", "FLOOR",
+__all__ = ["BeamOptions", "DEFAULT_BEAM", "DEFAULT_CANDIDATES", "DEFAULT_DECAY", "DEFAULT_MIX", "DEFAULT_RUNS",
+           "DEFAULT_TAU", "FLOOR",
            "confidences", "gumbel_top", "no_likelihood_notice", "search_beam"]
 
 # The settings of llm-reasoners' example of this search on GSM8K (beam 5, 16 candidates, lambda
@@ -55,6 +58,22 @@ DEFAULT_DECAY = 0.5
 # Algorithm 1 exactly.
 DEFAULT_RUNS = 100
 FLOOR = 0.01  # the lowest confidence: log C stays finite for the worst-judged state
+
+
+@dataclass(frozen=True)
+class BeamOptions:
+    """``beam``'s own options (``solver.search_options``); ``breadth`` is the flag BFS's beam
+    width shares."""
+
+    breadth: int = option(DEFAULT_BEAM, "chains kept per level (k)", short="-b", at_least=1)
+    candidates: int = option(DEFAULT_CANDIDATES, "next steps drawn per chain (n)", flag="--beam-candidates",
+                             dest="beam_candidates", at_least=1)
+    mix: float = option(DEFAULT_MIX, "weight of the generation log-likelihood against the self-evaluation",
+                        flag="--lambda", at_least=0, at_most=1)
+    tau: float = option(DEFAULT_TAU, "sampling temperature of the chains", above=0)
+    decay: float = option(DEFAULT_DECAY, "tau is multiplied by this after each level (alpha)", above=0, at_most=1)
+    beam_runs: int = option(DEFAULT_RUNS, "runs from the root with fresh draws, run r at temperature r * tau, "
+                                          "until a verified answer; 1 is the paper's single run", at_least=1)
 
 
 def gumbel_top(log_weights: Sequence[float], k: int, rng: random.Random) -> list[int]:

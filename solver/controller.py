@@ -20,13 +20,24 @@ from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node
+from solver.search_options import option
 from solver.task import Task, Thought
 from solver.trace import Trace
 
-__all__ = ["DEFAULT_CHILDREN", "DEFAULT_ROUNDS", "Memory", "long_search", "search_long"]
+__all__ = ["DEFAULT_CHILDREN", "DEFAULT_ROUNDS", "LongOptions", "Memory", "long_search", "search_long"]
 
 DEFAULT_CHILDREN = 5  # Long's C
 DEFAULT_ROUNDS = 100  # Long's K
+
+
+@dataclass(frozen=True)
+class LongOptions:
+    """``long``'s own options (``solver.search_options``)."""
+
+    max_children: int = option(DEFAULT_CHILDREN, "children per node (C)", at_least=1)
+    max_rounds: int = option(DEFAULT_ROUNDS, "rounds (K)", at_least=1)
+
+
 _SEED_STRIDE = 1000  # fresh seeds per request at the same node, clear of Sample's seed+i
 
 

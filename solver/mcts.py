@@ -38,12 +38,27 @@ from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
 from solver.search import quantise
+from solver.search_options import option
 
-__all__ = ["DEFAULT_EXPLORATION", "DEFAULT_ITERATIONS", "DEFAULT_ROLLOUT_DEPTH", "search_mcts"]
+__all__ = ["DEFAULT_ANSWERS", "DEFAULT_EXPLORATION", "DEFAULT_ITERATIONS", "DEFAULT_ROLLOUT_DEPTH", "MctsOptions",
+           "search_mcts"]
 
 DEFAULT_ITERATIONS = 200
-DEFAULT_EXPLORATION = 1.0  # UCT's c; rewards lie in 0..1, so sqrt(2) is the textbook bound, 1 a common choice
+DEFAULT_EXPLORATION = 1.0  # UCT's c; rewards lie in 0..1: sqrt(2) is the textbook bound, 1 a common choice
 DEFAULT_ROLLOUT_DEPTH = 0  # 0: the evaluator's value estimate, no rollout
+DEFAULT_ANSWERS = 1  # stop at the first verified answer
+
+
+@dataclass(frozen=True)
+class MctsOptions:
+    """``mcts``'s own options (``solver.search_options``)."""
+
+    iterations: int = option(DEFAULT_ITERATIONS, "iterations, each one expansion", at_least=1)
+    exploration: float = option(DEFAULT_EXPLORATION, "UCT exploration constant c", at_least=0)
+    rollout_depth: int = option(DEFAULT_ROLLOUT_DEPTH, "random gated steps per rollout; 0 uses the evaluator's "
+                                                       "value", at_least=0)
+    answers: int = option(DEFAULT_ANSWERS, "distinct answers to find before stopping; the first found is the "
+                                           "run's answer, all are listed", at_least=1)
 
 
 @dataclass(slots=True)
@@ -78,7 +93,7 @@ class _Scale:
 
 async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
                       exploration: float = DEFAULT_EXPLORATION, rollout_depth: int = DEFAULT_ROLLOUT_DEPTH,
-                      depth: int | None = None, seed: int = 0, answers: int = 1) -> SearchResult:
+                      depth: int | None = None, seed: int = 0, answers: int = DEFAULT_ANSWERS) -> SearchResult:
     """UCT for ``iterations`` iterations (or until ``answers`` distinct answers, a budget, or a
     dead root). With ``answers`` > 1 a found answer's state becomes a terminal that is never
     selected again, and the search goes on; the result lists every answer found, the first one

@@ -25,7 +25,7 @@ from solver.lm.base import Backend, LMError, ServerUnavailable
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.lm.grammar_report import grammar_setting
-from solver.searches import get_search
+from solver.searches import declared_options, get_search
 from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings, SearchSettings, Settings
 from solver.task import ValueScale
 from solver.trace import Trace
@@ -191,12 +191,18 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     adapter = adapter_of(client.backend) if client else None
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=o.method,
                model=client.backend.name if client else None, generator=o.generator,
-               evaluator=o.evaluator, breadth=o.breadth, seed=s.model.seed, gate=o.gate, grammar=grammar,
+               evaluator=o.evaluator, breadth=_breadth(o), seed=s.model.seed, gate=o.gate, grammar=grammar,
                **({"adapter": adapter.describe()} if adapter is not None else {}))
     try:
         return await search(run, o)
     except ServerUnavailable as exc:  # the server stopped answering: the results so far, then the error
         raise RunStopped(run.result(None, None, "server", error=str(exc)), str(exc)) from None
+
+
+def _breadth(o: SearchSettings) -> Any:
+    """The start event's ``breadth`` (whatever the search: readers replay BFS with it): the value
+    given, else the declared default."""
+    return o.options.get("breadth", declared_options()["breadth"].spec.default)
 
 
 class RunStopped(ServerUnavailable):

@@ -8,6 +8,7 @@ re-verified from the original puzzle text alone.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from solver.budget import BudgetExhausted, Usage
@@ -17,12 +18,32 @@ from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.lm.session import gather_all
 from solver.node import Node
+from solver.search_options import option
 from solver.task import Task
 from solver.trace import Trace
 
-__all__ = ["DECIMALS", "SearchResult", "bfs", "dfs", "quantise", "ranked", "search_bfs", "search_dfs"]
+__all__ = ["DECIMALS", "DEFAULT_BREADTH", "BfsOptions", "DfsOptions", "SearchResult", "bfs", "dfs", "quantise",
+           "ranked", "search_bfs", "search_dfs"]
 
 DECIMALS = 3  # scores equal to 3 decimal places are ties, broken by the generator's order
+DEFAULT_BREADTH = 5  # the paper's b for Game of 24
+
+
+@dataclass(frozen=True)
+class BfsOptions:
+    """``tot-bfs``'s own options (``solver.search_options``)."""
+
+    breadth: int = option(DEFAULT_BREADTH, "beam width: the states kept per level", short="-b", at_least=1)
+    early_stop: bool = option(True, "stop at the first level that holds a verified answer")
+
+
+@dataclass(frozen=True)
+class DfsOptions:
+    """``tot-dfs``'s own options."""
+
+    prune_below: float | None = option(None, "pruning threshold: children scored below it are cut (default: "
+                                             "the evaluator's own)")
+    dfs_children: int | None = option(None, "children tried per node, best first (default: all)", at_least=1)
 
 
 def quantise(score: float | None, decimals: int = DECIMALS) -> float:
@@ -40,7 +61,7 @@ def ranked(nodes: Sequence[Node[Any]], decimals: int = DECIMALS) -> list[Node[An
 
 
 async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
-              client: LMClient | None, *, breadth: int = 5, depth: int | None = None,
+              client: LMClient | None, *, breadth: int = DEFAULT_BREADTH, depth: int | None = None,
               early_stop: bool = True, trace: Trace | None = None,
               usage: Usage | None = None, gate: bool = True) -> SearchResult:
     """BFS with beam ``breadth`` for ``depth`` levels (default: the task's maximum).
@@ -49,7 +70,7 @@ async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
     return await search_bfs(run, breadth=breadth, depth=depth, early_stop=early_stop)
 
 
-async def search_bfs(run: Expansion, *, breadth: int = 5, depth: int | None = None,
+async def search_bfs(run: Expansion, *, breadth: int = DEFAULT_BREADTH, depth: int | None = None,
                      early_stop: bool = True) -> SearchResult:
     """The order of ``bfs`` on a run's gated step: level by level, the best ``breadth`` states
     of each level (by quantised score, ties in generation order) go on to the next."""

@@ -1,11 +1,20 @@
 """Searches by name: ``tot solve --method NAME``, ``tot bench --methods``, ``solver.run.solve``.
 
 A search is only an order of expansion over one run's gated step (``solver.expansion.Expansion``):
-it gets the run and the search options and returns the run's result. The gate, dedup, trace,
-budget and answer re-verification come with the run, so a search of your own gets them for free::
+it gets the run and the search settings and returns the run's result. The gate, dedup, trace,
+budget and answer re-verification come with the run, so a search of your own gets them for free.
+Its own options it declares once, as a dataclass (``solver.search_options.option``): the command
+line, ``tot list --json`` and ``run_search`` take them from there::
 
-    async def random_first(run: Expansion, options: SearchSettings) -> SearchResult: ...
-    register_search("random-first", random_first)
+    @dataclass(frozen=True)
+    class RandomFirstOptions:
+        tries: int = option(3, "random orders tried from the root", at_least=1)
+
+    async def random_first(run: Expansion, settings: SearchSettings) -> SearchResult:
+        tries = settings.own(RandomFirstOptions).tries
+        ...
+
+    register_search("random-first", random_first, options=RandomFirstOptions)
 
 Third-party packages register theirs without touching this one, through the entry-point group
 ``tot.searches`` (the name, and a ``Search`` or such a function), read on first use.
@@ -13,32 +22,33 @@ Third-party packages register theirs without touching this one, through the entr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
 from typing import Any, Awaitable, Callable
 
-from solver.beam import no_likelihood_notice, search_beam
+from solver.beam import BeamOptions, no_likelihood_notice, search_beam
 from solver.best_first import search_best_first
 from solver.budget import Usage
 from solver.complete import search_complete
-from solver.controller import search_long
+from solver.controller import LongOptions, search_long
 from solver.evaluators import Evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
-from solver.mcts import search_mcts
-from solver.search import search_bfs, search_dfs
+from solver.mcts import MctsOptions, search_mcts
+from solver.search import BfsOptions, DfsOptions, search_bfs, search_dfs
+from solver.search_options import NoOptions, OptionSpec, option_specs
 from solver.settings import SearchSettings
 from solver.task import Task
 from solver.trace import Trace
 
-__all__ = ["COMMON_OPTIONS", "ENTRY_POINTS", "SEARCHES", "SEARCH_OPTIONS", "Search", "SearchFn", "get_search",
-           "register_search", "run_search", "search_names"]
+__all__ = ["COMMON_OPTIONS", "ENTRY_POINTS", "SEARCHES", "Search", "SearchFn", "declared_options", "get_search",
+           "register_search", "run_search", "search_names", "DeclaredOption"]
 
 ENTRY_POINTS = "tot.searches"
 
 SearchFn = Callable[[Expansion, SearchSettings], Awaitable[SearchResult]]
-"""A search order: ``(run, options) -> result``; ``options`` are the run's search settings."""
+"""A search order: ``(run, settings) -> result``; ``settings.own(ItsOptions)`` gives its options."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +61,16 @@ class Search:
     run: SearchFn
     help: str = ""
     evaluators: tuple[str, ...] | None = None
-    # The search settings of its own it reads (names in SEARCH_OPTIONS): ``tot solve`` refuses
-    # another search's option given with it. None: not declared (a user's search), not checked.
-    options: tuple[str, ...] | None = None
+    # The dataclass of its own options (``solver.search_options``): their flags, defaults and
+    # checks. None: not declared (a plain function registered), so any search's options are taken.
+    options: type | None = None
     # A line to say once before runs, given the run's generator (None: nothing to say).
     notice: Callable[[Generator], str | None] | None = None
+
+    @property
+    def specs(self) -> tuple[OptionSpec, ...]:
+        """Its own options as declared (none where it declares none)."""
+        return option_specs(self.options) if self.options is not None else ()
 
     def uses_evaluator(self, name: str) -> bool:
         """Whether this search scores with the evaluator called ``name``."""
@@ -68,99 +83,156 @@ class Search:
         return done if done is not None else await self.run(run, options)
 
 
-async def _bfs(run: Expansion, o: SearchSettings) -> SearchResult:
-    return await search_bfs(run, breadth=o.breadth, depth=o.depth, early_stop=o.early_stop)
+async def _bfs(run: Expansion, s: SearchSettings) -> SearchResult:
+    o = s.own(BfsOptions)
+    return await search_bfs(run, breadth=o.breadth, depth=s.depth, early_stop=o.early_stop)
 
 
-async def _dfs(run: Expansion, o: SearchSettings) -> SearchResult:
-    return await search_dfs(run, depth=o.depth, prune_below=o.prune_below, max_children=o.dfs_children)
+async def _dfs(run: Expansion, s: SearchSettings) -> SearchResult:
+    o = s.own(DfsOptions)
+    return await search_dfs(run, depth=s.depth, prune_below=o.prune_below, max_children=o.dfs_children)
 
 
-async def _complete(run: Expansion, o: SearchSettings) -> SearchResult:
-    return await search_complete(run, depth=o.depth)
+async def _complete(run: Expansion, s: SearchSettings) -> SearchResult:
+    return await search_complete(run, depth=s.depth)
 
 
-async def _long(run: Expansion, o: SearchSettings) -> SearchResult:
-    return await search_long(run, max_children=o.max_children, max_rounds=o.max_rounds, depth=o.depth)
+async def _long(run: Expansion, s: SearchSettings) -> SearchResult:
+    o = s.own(LongOptions)
+    return await search_long(run, max_children=o.max_children, max_rounds=o.max_rounds, depth=s.depth)
 
 
-async def _best_first(run: Expansion, o: SearchSettings) -> SearchResult:
-    return await search_best_first(run, depth=o.depth)
+async def _best_first(run: Expansion, s: SearchSettings) -> SearchResult:
+    return await search_best_first(run, depth=s.depth)
 
 
-async def _mcts(run: Expansion, o: SearchSettings) -> SearchResult:
+async def _mcts(run: Expansion, s: SearchSettings) -> SearchResult:
+    o = s.own(MctsOptions)
     return await search_mcts(run, iterations=o.iterations, exploration=o.exploration,
-                             rollout_depth=o.rollout_depth, depth=o.depth, seed=o.seed, answers=o.answers)
+                             rollout_depth=o.rollout_depth, depth=s.depth, seed=s.seed, answers=o.answers)
 
 
-async def _beam(run: Expansion, o: SearchSettings) -> SearchResult:
+async def _beam(run: Expansion, s: SearchSettings) -> SearchResult:
+    o = s.own(BeamOptions)
     return await search_beam(run, beam=o.breadth, candidates=o.candidates, mix=o.mix, tau=o.tau, decay=o.decay,
-                             runs=o.beam_runs, depth=o.depth, seed=o.seed)
-
-
-# The search settings that belong to one search or another (the rest, depth, generator,
-# evaluator and their sizes, every search takes); ``Search.options`` names those it reads.
-SEARCH_OPTIONS = ("breadth", "early_stop", "prune_below", "max_children", "max_rounds", "iterations",
-                  "exploration", "rollout_depth", "answers", "candidates", "mix", "tau", "decay", "beam_runs")
+                             runs=o.beam_runs, depth=s.depth, seed=s.seed)
 
 
 # Filled at import with the built-in searches, in the order help texts list them.
 SEARCHES: dict[str, Search] = {s.name: s for s in (
     Search("tot-complete", _complete, "DFS over every legal step, model-ordered, backtracking; an unanswered, "
-                                      "uncut run proves there is no answer", options=()),
+                                      "uncut run proves there is no answer", options=NoOptions),
     Search("tot-bfs", _bfs, "the paper's BFS: a beam of --breadth states per level",
-           options=("breadth", "early_stop")),
+           options=BfsOptions),
     Search("tot-dfs", _dfs, "the paper's DFS: best child first, children below --prune-below cut, backtracking",
-           options=("prune_below",)),
+           options=DfsOptions),
     Search("long", _long, "Long (2023)'s controller: one proposal per round, --max-children per node, "
-                          "--max-rounds in all", evaluators=("oracle",), options=("max_children", "max_rounds")),
+                          "--max-rounds in all", evaluators=("oracle",), options=LongOptions),
     Search("best-first", _best_first, "one global frontier, best evaluator score first (ties: deeper, then "
-                                      "earlier); nothing pruned, complete on finite trees", options=()),
+                                      "earlier); nothing pruned, complete on finite trees", options=NoOptions),
     Search("mcts", _mcts, "Monte Carlo tree search: UCT on evaluator values, verifier rewards; "
                           "--iterations, --exploration, --rollout-depth, --answers",
-           options=("iterations", "exploration", "rollout_depth", "answers")),
+           options=MctsOptions),
     Search("beam", _beam, "Xie et al. (2023)'s stochastic beam search: --breadth chains, --beam-candidates each, "
                           "log-likelihood and self-evaluation mixed by --lambda, --tau decaying by --decay; "
                           "--beam-runs fresh runs until a verified answer",
-           options=("breadth", "candidates", "mix", "tau", "decay", "beam_runs"), notice=no_likelihood_notice),
+           options=BeamOptions, notice=no_likelihood_notice),
 )}
 _loaded = False
 
 
-def register_search(name: str, search: Search | SearchFn, help: str = "") -> Search:
-    """Register ``search`` (a Search, or an order function ``(run, options) -> result``) under
-    ``name``, replacing any search of that name; returns the registered Search."""
+def register_search(name: str, search: Search | SearchFn, help: str = "", *, options: type | None = None) -> Search:
+    """Register ``search`` (a Search, or an order function ``(run, settings) -> result``) under
+    ``name``, replacing any search of that name; ``options`` is the dataclass of its own options
+    (``solver.search_options``; a Search names its own). Returns the registered Search; ValueError
+    in one line where an option shares a name with another search's but not its type, default,
+    flag or bounds (one flag cannot mean two things)."""
     if not name or not isinstance(name, str):
         raise ValueError("a search needs a non-empty name")
     if isinstance(search, Search):
-        entry = Search(name, search.run, help or search.help, search.evaluators, search.options, search.notice)
+        entry = Search(name, search.run, help or search.help, search.evaluators, options or search.options,
+                       search.notice)
     elif callable(search):
-        entry = Search(name, search, help or (search.__doc__ or "").strip().split("\n")[0])
+        entry = Search(name, search, help or (search.__doc__ or "").strip().split("\n")[0], options=options)
     else:
-        raise TypeError(f"search {name!r} must be a Search or an async function (run, options), "
+        raise TypeError(f"search {name!r} must be a Search or an async function (run, settings), "
                         f"not {type(search).__name__}")
+    entry.specs  # noqa: B018 - a malformed declaration is refused here, in one line
+    _merged([*(s for n, s in SEARCHES.items() if n != name), entry])
     SEARCHES[name] = entry
     return entry
 
 
-# The search settings every search takes (the rest are a search's own, SEARCH_OPTIONS).
+# The search settings every search takes, beside its own (``Search.options``).
 COMMON_OPTIONS = ("depth", "seed")
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredOption:
+    """One option as the command line offers it: its declaration, and which searches declare it
+    (with each one's help)."""
+
+    spec: OptionSpec
+    searches: tuple[str, ...]
+    helps: tuple[str, ...]
+
+    def help(self) -> str:
+        """The flag's help: each search's own line, then the default."""
+        default = self.spec.default
+        said = "" if self.spec.negated or default is None else f" (default {default:g})" \
+            if isinstance(default, float) else f" (default {default})"
+        lead = "turns off: " if self.spec.negated else ""
+        return "; ".join(f"{n}: {lead}{h}" for n, h in zip(self.searches, self.helps, strict=True)) + said
+
+
+def _merged(searches: list[Search]) -> dict[str, DeclaredOption]:
+    out: dict[str, DeclaredOption] = {}
+    flags: dict[str, str] = {}
+    for search in searches:
+        for spec in search.specs:
+            seen = out.get(spec.name)
+            if seen is None:
+                for f in (spec.flag, spec.short, spec.dest):
+                    if f is not None and flags.get(f, spec.name) != spec.name:
+                        raise ValueError(f"search {search.name!r}: option {spec.name!r} takes {f}, which "
+                                         f"option {flags[f]!r} of another search has; rename it")
+                    if f is not None:
+                        flags[f] = spec.name
+                out[spec.name] = DeclaredOption(spec, (search.name,), (spec.help,))
+            elif replace(seen.spec, help="") != replace(spec, help=""):
+                raise ValueError(f"search {search.name!r} declares option {spec.name!r} unlike "
+                                 f"{seen.searches[0]!r} does (type, default, flag or bounds); one flag cannot "
+                                 "mean two things: rename it")
+            else:
+                out[spec.name] = DeclaredOption(seen.spec, (*seen.searches, search.name), (*seen.helps, spec.help))
+    return out
+
+
+def declared_options() -> dict[str, DeclaredOption]:
+    """Every registered search's own options by name, in registration order (an option several
+    searches declare alike, such as ``breadth``, once)."""
+    _load_entry_points()
+    return _merged(list(SEARCHES.values()))
 
 
 async def run_search(name: str, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator | None,
                      client: LMClient | None = None, *, trace: Trace | None = None, usage: Usage | None = None,
-                     gate: bool = True, **options: Any) -> SearchResult:
+                     gate: bool = True, depth: int | None = None, seed: int = 0, **options: Any) -> SearchResult:
     """One entry point for every registered search, with parts you made (``make_generator``,
     ``make_evaluator`` or your own): ``run_search("mcts", task, "4 9 10 13", gen, ev, iterations=50)``.
-    ``options`` are the search's own (``Search.options``) and ``depth``, ``seed``; one it does not
-    take is a TypeError in one line naming those it does. ``evaluator`` may be None for a search
-    that scores nothing (Long's controller without the oracle)."""
+    ``options`` are the search's own (``Search.options``) besides ``depth`` and ``seed``; one it
+    does not take is a TypeError in one line naming those it does, a bad value a ValueError.
+    ``evaluator`` may be None for a search that scores nothing (Long's controller without the oracle)."""
     search = get_search(name)
-    allowed = (*COMMON_OPTIONS, *(search.options if search.options is not None else SEARCH_OPTIONS))
+    own = [s.name for s in search.specs] if search.options is not None else list(declared_options())
     for key in options:
-        if key not in allowed:
-            raise TypeError(f"{key!r} is not an option of search {name!r}; its options are {', '.join(allowed)}")
-    settings = SearchSettings(method=name, gate=gate, generator=generator.name, **options)
+        if key not in own:
+            raise TypeError(f"{key!r} is not an option of search {name!r}; its options are "
+                            f"{', '.join((*COMMON_OPTIONS, *own))}")
+    settings = SearchSettings(method=name, gate=gate, generator=generator.name, depth=depth, seed=seed,
+                              options=dict(options))
+    if search.options is not None:
+        settings.own(search.options)  # a bad value, before the run starts
     if evaluator is not None:
         settings.evaluator = evaluator.name
         if not search.uses_evaluator(evaluator.name):

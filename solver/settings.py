@@ -9,9 +9,13 @@ takes the trace itself.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from solver.budget import Budget
 from solver.lm.cache import CacheMode
+from solver.search_options import build_options
+
+OptionsT = TypeVar("OptionsT")
 
 __all__ = ["DEFAULT_EVALUATOR", "DEFAULT_GENERATOR", "ModelSettings", "SearchSettings", "Settings"]
 
@@ -23,33 +27,25 @@ DEFAULT_EVALUATOR = "likelihood"
 
 @dataclass(slots=True)
 class SearchSettings:
-    """Which search, with which generator and evaluator, and their sizes. A registered search
-    (``solver.searches``) gets these as its options."""
+    """Which search, with which generator and evaluator and their sizes, and the search's own
+    options: ``options`` maps an option's name to its value (any registered search's: each takes
+    those its declaration names, ``own``, and the rest of its own at their declared defaults)."""
 
     method: str = "tot-bfs"
-    breadth: int = 5
-    depth: int | None = None
     generator: str = DEFAULT_GENERATOR
     evaluator: str = DEFAULT_EVALUATOR
+    depth: int | None = None
     k: int = 5
     n_evaluate: int = 3
-    prune_below: float | None = None
-    early_stop: bool = True
     model_free: tuple[str, ...] = ()  # a task's own evaluators that need no model (crosswords: fillable)
-    max_children: int = 5  # --method long: Long's C
-    dfs_children: int | None = None  # --method tot-dfs: children tried per node (None: all; library only)
-    max_rounds: int = 100  # --method long: Long's K
     gate: bool = True  # False: the paper's unchecked behaviour (ablation; see capabilities.Unchecked)
     seed: int = 0  # searches that draw at random (mcts rollouts, beam sampling) draw from this seed
-    iterations: int = 200  # --method mcts: iterations (solver/mcts.py DEFAULT_ITERATIONS)
-    exploration: float = 1.0  # --method mcts: UCT's exploration constant c
-    rollout_depth: int = 0  # --method mcts: random gated steps per rollout (0: the evaluator's value)
-    answers: int = 1  # --method mcts: distinct accepted answers to find before it stops
-    candidates: int = 16  # --method beam: next steps drawn per chain (n); the beam is ``breadth`` (k)
-    mix: float = 0.5  # --method beam: lambda, the weight of the generation log-likelihood
-    tau: float = 0.5  # --method beam: the sampling temperature
-    decay: float = 0.5  # --method beam: tau's decay alpha per level
-    beam_runs: int = 100  # --method beam: runs from the root until a verified answer (1: the paper's one)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def own(self, cls: type[OptionsT]) -> OptionsT:
+        """The options a search declares (``cls``, a dataclass of ``solver.search_options.option``
+        fields) with the values these settings give; ValueError in one line for a bad one."""
+        return build_options(cls, self.options)
 
 
 @dataclass(slots=True)

@@ -93,7 +93,7 @@ class AdaptedBackend(ScriptedBackend):
 
 def _run(backend: ScriptedBackend, generator: str, evaluator: str, method: str = "tot-bfs") -> Trace:
     trace = Trace()
-    s = Settings(SearchSettings(method=method, generator=generator, evaluator=evaluator, breadth=2),
+    s = Settings(SearchSettings(method=method, generator=generator, evaluator=evaluator, options={"breadth": 2}),
                  ModelSettings())
     asyncio.run(solve(Game24(), "4 9 10 13", s, LMClient(backend, None, "off"), trace))
     return trace

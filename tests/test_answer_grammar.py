@@ -169,13 +169,15 @@ def test_the_grammar_setting_names_the_engine_and_whether_it_is_honoured() -> No
 @pytest.mark.parametrize("generator,probed", [("propose", 1), ("enumerate", 0)])
 def test_a_search_records_the_setting_in_its_start_event(generator: str, probed: int) -> None:
     server = _Server(False)
-    s = Settings(search=SearchSettings(method="tot-bfs", generator=generator, evaluator="oracle", breadth=1),
+    s = Settings(search=SearchSettings(method="tot-bfs", generator=generator, evaluator="oracle",
+                                       options={"breadth": 1}),
                  model=ModelSettings(grammar=True))
     trace = Trace()
     asyncio.run(solve(TASK, "4 9 10 13", s, make_client(s, server), trace))
     assert trace.of("start")[0]["grammar"] == {"on": True, "engine": None, "honoured": False if probed else None}
     assert server.probes == probed
-    s = Settings(search=SearchSettings(method="tot-bfs", generator="propose", evaluator="oracle", breadth=1),
+    s = Settings(search=SearchSettings(method="tot-bfs", generator="propose", evaluator="oracle",
+                                       options={"breadth": 1}),
                  model=ModelSettings(grammar=False))
     trace = Trace()
     asyncio.run(solve(TASK, "4 9 10 13", s, make_client(s, _Local(_io)), trace))

@@ -31,8 +31,8 @@ def game24_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                        ("tot-dfs", "random", ("4 9 10 13", "3 3 8 8")),
                                        ("tot-bfs", "oracle", ("4 9 10 13",))):
         for puzzle in puzzles:
-            s = Settings(search=SearchSettings(method=method, generator="enumerate", evaluator=evaluator, breadth=1,
-                                               prune_below=0.5))
+            s = Settings(search=SearchSettings(method=method, generator="enumerate", evaluator=evaluator,
+                                               options={"breadth": 1, "prune_below": 0.5}))
             trace = Trace(path)
             asyncio.run(solve(Game24(), puzzle, s, None, trace))
             trace.close()
@@ -91,7 +91,8 @@ def test_a_trace_object_or_its_events_give_the_same_figures(game24_trace: Path) 
     from_events = audit_trace(Game24(), read_trace(game24_trace), source="runs")
     assert from_file == from_events
     trace = Trace()
-    s = Settings(search=SearchSettings(method="tot-bfs", generator="enumerate", evaluator="random", breadth=1))
+    s = Settings(search=SearchSettings(method="tot-bfs", generator="enumerate", evaluator="random",
+                                       options={"breadth": 1}))
     asyncio.run(solve(Game24(), "4 9 10 13", s, None, trace))
     [g] = audit_trace(Game24(), trace).groups
     assert g.source == "trace" and g.runs == 1 and g.overall.evaluated > 0
@@ -281,7 +282,8 @@ def test_searches_called_directly_are_audited_like_runs_of_solve(tmp_path: Path)
 
     puzzles = ("4 9 10 13", "1 1 4 6", "1 1 1 1")
     direct, solved = Trace(tmp_path / "direct.jsonl"), Trace(tmp_path / "solve.jsonl")
-    s = Settings(search=SearchSettings(method="tot-bfs", generator="enumerate", evaluator="random", breadth=1))
+    s = Settings(search=SearchSettings(method="tot-bfs", generator="enumerate", evaluator="random",
+                                       options={"breadth": 1}))
     for p in puzzles:
         asyncio.run(bfs(Game24(), p, make_generator("enumerate"), make_evaluator("random"), None, breadth=1,
                         trace=direct))

@@ -134,12 +134,12 @@ def _settings(url: str, **kw: Any) -> Settings:
     """Search fields in ``kw`` go to the search settings, the rest to the model's. Grammar off:
     these scripts say what the server answers request by request, and the grammar probe would
     take the first answers (the probe's own faults are tested in test_servers.py)."""
-    search = dict(generator="propose", evaluator="value", n_evaluate=1, breadth=2)
+    search: dict[str, Any] = dict(generator="propose", evaluator="value", n_evaluate=1, options={"breadth": 2})
     model = dict(backend="openai", model="fake-model", base_url=url, retries=1, timeout=5.0, grammar=False)
     budget = kw.pop("budget", Budget())
     for key, value in kw.items():
         (search if key in SearchSettings.__dataclass_fields__ else model)[key] = value
-    return Settings(SearchSettings(**search), ModelSettings(**model), budget)  # type: ignore[arg-type]
+    return Settings(SearchSettings(**search), ModelSettings(**model), budget)
 
 
 async def _solve(s: Settings, trace: Trace) -> Any:

@@ -54,7 +54,8 @@ def test_a_sudoku_run_with_unicode_digits_in_model_output_completes():
     def respond(prompt: str, params: Any, i: int) -> str:
         return ' {"rows": ["3\u00b2\u00b9", "\u0661\u0663\u0662", "213"]} {"cells": [["\u00b9", 1, 3]]}'
 
-    s = Settings(search=SearchSettings(method="long", generator="propose", evaluator="oracle", max_rounds=5))
+    s = Settings(search=SearchSettings(method="long", generator="propose", evaluator="oracle",
+                                       options={"max_rounds": 5}))
     res = asyncio.run(solve(Sudoku(), "*2*|*32|*13", s, make_client(s, ScriptedBackend(respond))))
     assert res.answer is None and res.error is None
 

@@ -73,7 +73,7 @@ def test_a_flag_the_method_does_not_take_is_one_line(argv: list[str], flag: str,
     assert main(["solve", "game24", "4 9 10 13", "--evaluator", "oracle", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith(f"tot: error: {flag} is not an option of --method {method}")
-    own = SEARCHES[method].options or ()
+    own = [spec.name for spec in SEARCHES[method].specs]
     spelled = {"mix": "--lambda", "early_stop": "--no-early-stop", "candidates": "--beam-candidates"}
     for opt in own:  # it lists what the method does take
         assert spelled.get(opt, "--" + opt.replace("_", "-")) in err
@@ -242,7 +242,7 @@ def test_gumbel_top_draws_in_proportion() -> None:
 # ---- traces, tot show, tot audit -----------------------------------------------------------------
 
 def _trace(method: str, puzzle: str, evaluator: str, **options: Any) -> Trace:
-    s = Settings(search=RunSearch(method=method, generator="enumerate", evaluator=evaluator, **options))
+    s = Settings(search=RunSearch(method=method, generator="enumerate", evaluator=evaluator, options=options))
     trace = Trace()
     asyncio.run(solve(Game24(), puzzle, s, None, trace))
     return trace
@@ -348,7 +348,7 @@ def test_mcts_asked_for_several_answers_lists_distinct_checked_ones_first_as_alo
         puzzle: str, evaluator: str, n: int) -> None:
     def run(answers: int, iterations: int) -> SearchResult:
         s = Settings(search=RunSearch(method="mcts", generator="enumerate", evaluator=evaluator,
-                                      iterations=iterations, answers=answers))
+                                      options={"iterations": iterations, "answers": answers}))
         return asyncio.run(solve(Game24(), puzzle, s, None))
 
     alone = run(1, 20_000)
@@ -440,7 +440,7 @@ def test_mcts_answers_found_by_rollouts_are_listed_as_those_found_by_expansion(p
     # alone, and the first listed when several are asked; every listed answer is checked by sympy.
     def run(answers: int) -> SearchResult:
         s = Settings(search=RunSearch(method="mcts", generator="enumerate", evaluator="random",
-                                      iterations=20_000, answers=answers, rollout_depth=3))
+                                      options={"iterations": 20_000, "answers": answers, "rollout_depth": 3}))
         return asyncio.run(solve(Game24(), puzzle, s, None))
 
     alone, several = run(1), run(n)

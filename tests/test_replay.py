@@ -28,7 +28,8 @@ def test_replay_reproduces_recorded_run(run, tmp_path):
     db = tmp_path / "store.sqlite"
     shutil.copy(DATA / "game24_gemma.sqlite", db)
     # Recorded before grammars existed: unconstrained requests, so replayed with --grammar off.
-    s = Settings(search=SearchSettings(generator=run["generator"], evaluator=run["evaluator"], breadth=run["breadth"]),
+    s = Settings(search=SearchSettings(generator=run["generator"], evaluator=run["evaluator"],
+                                       options={"breadth": run["breadth"]}),
                  model=ModelSettings(cache=str(db), cache_mode="replay", grammar=False))
     client = LMClient(NoModel(), Cache(db), "replay")
     trace = Trace()

@@ -13,12 +13,13 @@ import pytest
 
 from solver.budget import BudgetExhausted
 from solver.capabilities import LegalMoves, Needs, require
-from solver.evaluators import EVALUATORS
+from solver.evaluators import EVALUATORS, make_evaluator
 from solver.expansion import Expansion, SearchResult
-from solver.generators import GENERATORS, register_generator
+from solver.generators import GENERATORS, make_generator, register_generator
 from solver.lm.session import Session
 from solver.run import ModelSettings, SearchSettings, Settings, solve
-from solver.searches import SEARCHES, get_search, register_search, search_names
+from solver.search_options import check_value, option, option_specs
+from solver.searches import SEARCHES, get_search, register_search, run_search, search_names
 from solver.task import Task, Thought
 from solver.tools.cli import main
 from solver.trace import Trace
@@ -29,9 +30,18 @@ from verifiers.verdict import Invalid
 BAD = "1 + 1 = 3 (left: 3)"  # a step no Game of 24 state allows
 
 
-async def random_first(run: Expansion, options: Any) -> SearchResult:
+@dataclass(frozen=True)
+class RandomFirstOptions:
+    """A user's search declares its own options once; tot makes its flags from this."""
+
+    shuffle_seed: int = option(3, "seed of the random order of children", at_least=0)
+    shuffle: bool = option(True, "shuffle the children (off: generation order)")
+
+
+async def random_first(run: Expansion, settings: SearchSettings) -> SearchResult:
     """Depth-first in a seeded random order of the children: only the order is this search's."""
-    rng = random.Random(3)
+    own = settings.own(RandomFirstOptions)
+    rng = random.Random(own.shuffle_seed)
     run.start("random-first", depth=run.task.max_depth)
     stack = [run.root()]
     try:
@@ -45,7 +55,8 @@ async def random_first(run: Expansion, options: Any) -> SearchResult:
             if hit is not None:
                 return run.result(hit[0], hit[1], None)
             open_nodes = [c for c in children if not c.solved]
-            rng.shuffle(open_nodes)
+            if own.shuffle:
+                rng.shuffle(open_nodes)
             stack.extend(open_nodes)
     except BudgetExhausted as exc:
         return run.result(None, None, exc.which)
@@ -72,7 +83,7 @@ class Noisy:
 @pytest.fixture()
 def registered() -> Iterator[None]:
     searches, generators = dict(SEARCHES), dict(GENERATORS)
-    register_search("random-first", random_first)
+    register_search("random-first", random_first, options=RandomFirstOptions)
     register_generator("noisy", lambda **_: Noisy())
     try:
         yield
@@ -183,7 +194,9 @@ def test_one_entry_point_runs_every_search_as_solve_does(name: str) -> None:
     mine, theirs = Trace(), Trace()
     got = asyncio.run(run_search(name, Game24(), "4 9 10 13", make_generator("enumerate"), make_evaluator("oracle"),
                                  trace=mine, **options))
-    settings = Settings(search=SearchSettings(method=name, generator="enumerate", evaluator="oracle", **options))
+    own = {k: v for k, v in options.items() if k != "seed"}
+    settings = Settings(search=SearchSettings(method=name, generator="enumerate", evaluator="oracle",
+                                              seed=options.get("seed", 0), options=own))
     want = asyncio.run(solve(Game24(), "4 9 10 13", settings, None, theirs))
     assert got.verified and (got.answer, got.expanded, got.proposed) == (want.answer, want.expanded, want.proposed)
 
@@ -204,3 +217,125 @@ def test_the_entry_point_refuses_an_option_the_search_does_not_take() -> None:
                                         "iterations"):
         asyncio.run(run_search("mcts", Game24(), "4 9 10 13", make_generator("enumerate"), make_evaluator("oracle"),
                                breadth=3))
+
+
+# ---- options declared once per search -------------------------------------------------------------
+
+def _expanded(path: Any) -> list[str]:
+    """The states a run expanded, in order (its trace's expand events)."""
+    return [json.loads(line)["node"] for line in path.read_text().splitlines()
+            if json.loads(line)["event"] == "expand"]
+
+
+def test_a_users_search_gets_flags_listing_and_keywords_from_its_declaration(
+        registered: None, tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["solve", "game24", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--shuffle-seed N random-first: seed of the random order of children (default 3)" in text
+    assert "--no-shuffle random-first: turns off: shuffle the children" in text
+    runs = {}
+    for name, flags in (("3", []), ("given 3", ["--shuffle-seed", "3"]), ("9", ["--shuffle-seed", "9"]),
+                        ("plain", ["--no-shuffle"])):
+        path = tmp_path / f"{name}.jsonl"
+        assert main(["solve", "game24", "4 9 10 13", "--method", "random-first", "--evaluator", "prior", "--json",
+                     "--trace", str(path), *flags]) == 0
+        assert json.loads(capsys.readouterr().out)["verified"]
+        runs[name] = _expanded(path)
+    assert runs["3"] == runs["given 3"] != runs["9"] != runs["plain"]  # the flags reach the search
+    trace = Trace()  # the same option as a keyword of the one entry point
+    asyncio.run(run_search("random-first", Game24(), "4 9 10 13", make_generator("enumerate"),
+                           make_evaluator("prior"), trace=trace, shuffle_seed=9))
+    assert [e["node"] for e in trace.events if e["event"] == "expand"] == runs["9"]
+    assert main(["list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["search_options"]
+    assert listed["random-first"] == [
+        {"name": "shuffle_seed", "flag": "--shuffle-seed", "type": "int", "default": 3,
+         "help": "seed of the random order of children", "at_least": 0},
+        {"name": "shuffle", "flag": "--no-shuffle", "type": "bool", "default": True,
+         "help": "shuffle the children (off: generation order)"}]
+    assert listed["tot-complete"] == [] and [o["flag"] for o in listed["long"]] == ["--max-children", "--max-rounds"]
+    for argv, says in ((["--method", "random-first", "--shuffle-seed", "-1"], "--shuffle-seed must be at least 0"),
+                       (["--method", "tot-bfs", "--shuffle-seed", "4"], "--shuffle-seed is not an option of "
+                                                                         "--method tot-bfs"),
+                       (["--method", "random-first", "--iterations", "4"], "--iterations is not an option of "
+                                                                           "--method random-first; its own options "
+                                                                           "are --shuffle-seed, --no-shuffle")):
+        assert main(["solve", "game24", "4 9 10 13", "--evaluator", "prior", *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and err.startswith(f"tot: error: {says}"), err
+    with pytest.raises(TypeError, match="'iterations' is not an option of search 'random-first'; its options are "
+                                        "depth, seed, shuffle_seed, shuffle$"):
+        asyncio.run(run_search("random-first", Game24(), "4 9 10 13", make_generator("enumerate"),
+                               make_evaluator("prior"), iterations=3))
+    with pytest.raises(ValueError, match="^shuffle_seed must be at least 0, not -2$"):
+        asyncio.run(run_search("random-first", Game24(), "4 9 10 13", make_generator("enumerate"),
+                               make_evaluator("prior"), shuffle_seed=-2))
+
+
+@dataclass(frozen=True)
+class WideOptions:
+    breadth: int = option(3, "another default for the BFS's flag")
+
+
+@dataclass(frozen=True)
+class TimeoutOptions:
+    timeout: float = option(1.0, "a name tot's own flags already use")
+
+
+def test_a_declaration_that_would_give_one_flag_two_meanings_is_refused(registered: None,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ValueError, match="^search 'wide' declares option 'breadth' unlike 'tot-bfs' does"):
+        register_search("wide", random_first, options=WideOptions)
+    assert "wide" not in SEARCHES
+    with pytest.raises(TypeError, match="must be made by solver.search_options.option"):
+        register_search("bare", random_first, options=dataclass(frozen=True)(type("Bare", (), {"__annotations__": {
+            "x": int}, "x": 1})))
+    register_search("timeout-user", random_first, options=TimeoutOptions)
+    assert main(["solve", "game24", "4 9 10 13"]) == 2
+    assert capsys.readouterr().err.strip() == ("tot: error: search 'timeout-user': its option --timeout is already a "
+                                               "flag of tot; rename the option")
+
+
+def test_the_built_in_options_are_declared_once_and_read_from_the_command_line() -> None:
+    from solver.tools.cli import build_parser, settings_from
+    from solver.tools.plugins import load_plugins
+
+    parser = build_parser(load_plugins())
+    given = {"--breadth": "2", "--no-early-stop": None, "--prune-below": "0.25", "--dfs-children": "4",
+             "--max-children": "3", "--max-rounds": "7", "--iterations": "11", "--exploration": "0.75",
+             "--rollout-depth": "2", "--answers": "3", "--beam-candidates": "9", "--lambda": "0.125", "--tau": "2",
+             "--decay": "0.25", "--beam-runs": "4"}
+    argv = ["solve", "game24", "1 2 3 4"] + [a for k, v in given.items() for a in ([k] if v is None else [k, v])]
+    options = settings_from(parser.parse_args(argv)).search.options
+    assert options == {"breadth": 2, "early_stop": False, "prune_below": 0.25, "dfs_children": 4, "max_children": 3,
+                       "max_rounds": 7, "iterations": 11, "exploration": 0.75, "rollout_depth": 2, "answers": 3,
+                       "candidates": 9, "mix": 0.125, "tau": 2.0, "decay": 0.25, "beam_runs": 4}
+    defaults = settings_from(parser.parse_args(["solve", "game24", "1 2 3 4"])).search.options
+    # The papers' and libraries' values (docs/searches.md), written here apart from the declarations.
+    assert defaults == {"breadth": 5, "early_stop": True, "prune_below": None, "dfs_children": None,
+                        "max_children": 5, "max_rounds": 100, "iterations": 200, "exploration": 1.0,
+                        "rollout_depth": 0, "answers": 1, "candidates": 16, "mix": 0.5, "tau": 0.5, "decay": 0.5,
+                        "beam_runs": 100}
+
+
+@pytest.mark.parametrize("bounds, good, bad", [
+    ({"at_least": 1}, [1, 2, 10**9], [0, -1]),
+    ({"above": 0.0}, [1e-9, 0.5, 3], [0, -0.5]),
+    ({"at_least": 0, "at_most": 1}, [0, 0.5, 1], [-0.01, 1.01]),
+    ({"above": 0, "at_most": 1}, [0.01, 1], [0, 1.5]),
+    ({}, [-5.5, 0, 7], []),
+])
+def test_bounds_are_checked_and_said_in_one_line(bounds: dict[str, float], good: list[float],
+                                                 bad: list[float]) -> None:
+    @dataclass(frozen=True)
+    class Bounded:
+        x: float = option(0.5, "a bounded number", **bounds)
+
+    [spec] = option_specs(Bounded)
+    for v in good:
+        assert check_value(spec, v) == v
+    for v in [*bad, float("nan"), float("inf"), "1", None, True]:
+        with pytest.raises(ValueError, match="^x must ") as caught:
+            check_value(spec, v)
+        assert "\n" not in str(caught.value)

@@ -76,14 +76,15 @@ def _propose(prompt: str, params: Any, i: int) -> str:
 def test_every_writer_writes_only_documented_events_and_fields(tmp_path: Path) -> None:
     seen: set[str] = set()
     for method in ("tot-complete", "tot-bfs", "tot-dfs", "long"):
-        s = Settings(search=SearchSettings(method=method, generator="propose", evaluator="oracle", breadth=2))
+        s = Settings(search=SearchSettings(method=method, generator="propose", evaluator="oracle",
+                                           options={"breadth": 2}))
         trace = Trace()
         asyncio.run(solve(Game24(), "4 9 10 13", s, make_client(s, ScriptedBackend(_propose)), trace))
         seen |= _documented(trace.events)
     for method, puzzle, gate in (("tot-bfs", "4 9 10 13", False), ("tot-complete", "1 1 1 1", True),
                                  ("tot-dfs", "1 1 1 1", True)):
-        s = Settings(search=SearchSettings(method=method, generator="enumerate", evaluator="random", breadth=1,
-                                           gate=gate))
+        s = Settings(search=SearchSettings(method=method, generator="enumerate", evaluator="random", gate=gate,
+                                           options={"breadth": 1}))
         trace = Trace()
         asyncio.run(solve(Game24("reject"), puzzle, s, None, trace))
         seen |= _documented(trace.events)
@@ -156,7 +157,8 @@ def test_the_official_log_importers_build_documented_events() -> None:
 # ---- headers, appended parts, old traces, killed runs ---------------------------------------------
 
 def _run(path: Path | None, puzzle: str = "4 9 10 13", method: str = "tot-bfs") -> list[dict[str, Any]]:
-    s = Settings(search=SearchSettings(method=method, generator="enumerate", evaluator="oracle", breadth=2))
+    s = Settings(search=SearchSettings(method=method, generator="enumerate", evaluator="oracle",
+                                       options={"breadth": 2}))
     trace = Trace(path)
     asyncio.run(solve(Game24(), puzzle, s, None, trace))
     trace.close()

@@ -142,7 +142,8 @@ def test_search_with_the_constrained_generator_returns_a_verified_passage():
         return "Out of the blue, nothing made sense."
 
     task = Writing("plan")
-    s = Settings(search=SearchSettings(generator="constrained", evaluator="vote", breadth=1, k=3, n_evaluate=2))
+    s = Settings(search=SearchSettings(generator="constrained", evaluator="vote", k=3, n_evaluate=2,
+                                       options={"breadth": 1}))
     client = _client(respond)
     trace = Trace()
     res = asyncio.run(solve(task, LINE, s, client, trace))

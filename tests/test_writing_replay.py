@@ -66,8 +66,8 @@ async def _replay(row: dict, client: LMClient) -> dict:
                "first_raw": find(task, AnswerParser).parse_answer(line, res.texts[0]) if res.texts else None}
     else:
         plan = row["method"] == "tot-plan"
-        s = Settings(search=SearchSettings(generator="sample", evaluator="vote", breadth=1, k=cfg["k"],
-                                           n_evaluate=cfg["n_evaluate"]),
+        s = Settings(search=SearchSettings(generator="sample", evaluator="vote", k=cfg["k"],
+                                           n_evaluate=cfg["n_evaluate"], options={"breadth": 1}),
                      model=ModelSettings(seed=cfg["seed"]))
         trace = Trace()
         result = await solve(Writing("plan" if plan else "paragraphs"), line, s, client, trace)

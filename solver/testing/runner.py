@@ -77,8 +77,8 @@ def _parts(task: Any, case: Case) -> tuple[Any, Any]:
     """The generator and evaluator of ``case`` for ``task``, built as ``tot solve`` builds them
     (``solver.run.make_parts``: the task's own names first, then the core's, then its tuning)."""
     s = case.settings
-    cfg = Settings(RunSearch(method=s.method, breadth=s.breadth, depth=s.depth, generator=s.generator,
-                             evaluator=s.evaluator, k=s.k, n_evaluate=s.n), ModelSettings(seed=case.script.seed))
+    cfg = Settings(RunSearch(method=s.method, depth=s.depth, generator=s.generator, evaluator=s.evaluator, k=s.k,
+                             n_evaluate=s.n), ModelSettings(seed=case.script.seed))
     return make_parts(task, cfg)
 
 
@@ -104,9 +104,9 @@ async def run_case_async(task: Any, case: Case, *, model: bool = True, render: R
     gen = _RecordingGenerator(gen, generated)
     trace = trace or Trace()
     s = case.settings
-    options = RunSearch(method=s.method, breadth=s.breadth, depth=s.depth, generator=s.generator,
-                        evaluator=s.evaluator, k=s.k, n_evaluate=s.n, dfs_children=s.max_children,
-                        answers=s.answers)
+    options = RunSearch(method=s.method, depth=s.depth, generator=s.generator, evaluator=s.evaluator, k=s.k,
+                        n_evaluate=s.n, options={"breadth": s.breadth, "dfs_children": s.max_children,
+                                                 "answers": s.answers})
     search = get_search(s.method)  # the registered search, as ``tot solve --method`` runs it
     ev = ev if search.uses_evaluator(s.evaluator) else None  # as solver.run.solve: long ranks with the oracle only
     result = await search(Expansion(proxy, case.puzzle, gen, ev, client, trace, usage), options)

@@ -24,7 +24,8 @@ from solver.lm.adapters import adapter_of
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
 from solver.run import RunStopped, check_settings, make_client, make_parts, scoring_notice, solve
-from solver.searches import SEARCHES, search_names
+from solver.search_options import check_value
+from solver.searches import SEARCHES, declared_options, search_names
 from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings, SearchSettings, Settings
 from solver.tools.plugins import TaskPlugin, load_plugins
 from solver.trace import Trace
@@ -61,9 +62,6 @@ def _price(text: str) -> tuple[str, tuple[float, float]]:
         raise argparse.ArgumentTypeError("use MODEL=PROMPT_USD_PER_M,COMPLETION_USD_PER_M") from None
 
 
-_D = SearchSettings()  # the defaults the flags show
-
-
 class _Given(argparse._StoreAction):
     """Stores the value and remembers that the flag was given (a default is not)."""
 
@@ -80,27 +78,23 @@ class _GivenTrue(argparse._StoreTrueAction):
         namespace.given_options = {*getattr(namespace, "given_options", ()), self.dest}
 
 
-# A search's own options: the argparse dest -> (the flag, the SearchSettings field).
-_OWN_FLAGS = {"breadth": ("--breadth", "breadth"), "no_early_stop": ("--no-early-stop", "early_stop"),
-              "prune_below": ("--prune-below", "prune_below"), "max_children": ("--max-children", "max_children"),
-              "max_rounds": ("--max-rounds", "max_rounds"), "iterations": ("--iterations", "iterations"),
-              "exploration": ("--exploration", "exploration"), "rollout_depth": ("--rollout-depth", "rollout_depth"),
-              "answers": ("--answers", "answers"),
-              "beam_candidates": ("--beam-candidates", "candidates"), "mix": ("--lambda", "mix"),
-              "tau": ("--tau", "tau"), "decay": ("--decay", "decay"), "beam_runs": ("--beam-runs", "beam_runs")}
+def _own_flags() -> dict[str, tuple[str, str]]:
+    """Every registered search's own options on the command line: argparse dest -> (flag, option)."""
+    return {d.spec.dest: (d.spec.flag, name) for name, d in declared_options().items()}
 
 
 def check_search_options(methods: Sequence[str], given: Any) -> None:
     """UsageError (one line) for a search option given on the command line that none of
-    ``methods`` takes (a search that declares no options, a user's own, takes any)."""
+    ``methods`` takes (a search that declares no options, a plain function registered, takes any)."""
     found = [SEARCHES[m] for m in methods if m in SEARCHES]
     if not found or any(s.options is None for s in found):
         return
-    taken = {o for s in found for o in (s.options or ())}
-    for dest in sorted(given or (), key=list(_OWN_FLAGS).index):
-        flag, option = _OWN_FLAGS[dest]
+    flags = _own_flags()
+    taken = {spec.name for s in found for spec in s.specs}
+    for dest in sorted(given or (), key=list(flags).index):
+        flag, option = flags[dest]
         if option not in taken:
-            theirs = [f for f, o in _OWN_FLAGS.values() if o in taken]
+            theirs = [f for f, o in flags.values() if o in taken]
             what = f"--method {found[0].name}" if len(found) == 1 else "any of the methods"
             own = f"its own options are {', '.join(theirs)}" if theirs else "it takes no options of its own"
             raise UsageError(f"{flag} is not an option of {what}; {own}"
@@ -110,7 +104,8 @@ def check_search_options(methods: Sequence[str], given: Any) -> None:
 def check_own_method_options(args: argparse.Namespace) -> None:
     """UsageError (one line) for a search's flag given to a task's own method (planning's
     ``llmp``, ``direct``, ``planner``): it is not a search over thoughts, so it would ignore it."""
-    given = [_OWN_FLAGS[d][0] for d in sorted(getattr(args, "given_options", ()) or (), key=list(_OWN_FLAGS).index)]
+    flags = _own_flags()
+    given = [flags[d][0] for d in sorted(getattr(args, "given_options", ()) or (), key=list(flags).index)]
     given += [flag for flag, value, default in (("--trace", args.trace, None), ("--depth", args.depth, None),
                                                 ("--generator", args.generator, DEFAULT_GENERATOR),
                                                 ("--evaluator", args.evaluator, "lm"))
@@ -120,6 +115,39 @@ def check_own_method_options(args: argparse.Namespace) -> None:
                          "not a search over thoughts (--json gives its whole result)")
 
 
+def _add_own_options(g: Any) -> None:
+    """The flags of every registered search's own options, from their declarations
+    (``solver.search_options``): given ones are remembered (``check_search_options``)."""
+    for d in declared_options().values():
+        spec = d.spec
+        names = [spec.flag, *([spec.short] if spec.short else [])]
+        try:
+            if spec.type is bool:
+                g.add_argument(*names, dest=spec.dest, action=_GivenTrue, help=d.help())
+            else:
+                g.add_argument(*names, dest=spec.dest, type=spec.type, default=spec.default, action=_Given,
+                               metavar={int: "N", float: "X"}.get(spec.type, "TEXT"), help=d.help())
+        except argparse.ArgumentError:
+            raise ValueError(f"search {d.searches[0]!r}: its option {spec.flag} is already a flag of tot; "
+                             "rename the option") from None
+
+
+def own_options_from(args: argparse.Namespace) -> dict[str, Any]:
+    """Every registered search's own options from the command line, each checked (UsageError in
+    one line naming the flag)."""
+    out: dict[str, Any] = {}
+    for name, d in declared_options().items():
+        spec = d.spec
+        value = getattr(args, spec.dest, None if spec.type is bool else spec.default)
+        if spec.type is bool:  # the flag given: off where it is --no-NAME
+            value = bool(value) != spec.negated
+        try:
+            out[name] = check_value(spec, value, spec.flag)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return out
+
+
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
     names = search_names()  # the registry: built-in, user-registered and tot.searches plugins
@@ -127,34 +155,6 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
                    help="the search (default tot-complete for game24 and sudoku, tot-bfs elsewhere): "
                         + "; ".join(f"{n}: {SEARCHES[n].help}" if SEARCHES[n].help else n for n in names)
                         + " (tot list shows every registered name)")
-    given = _Given  # a search's own option, remembered when given (see _check_search_options)
-    g.add_argument("--max-children", type=int, default=5, action=given,
-                   help="--method long: children per node (C)")
-    g.add_argument("--max-rounds", type=int, default=100, action=given, help="--method long: rounds (K)")
-    g.add_argument("--breadth", "-b", type=int, default=5, action=given,
-                   help="tot-bfs: beam width; beam: chains kept (k) (default 5)")
-    g.add_argument("--iterations", type=int, default=_D.iterations, action=given,
-                   help=f"mcts: iterations, each one expansion (default {_D.iterations})")
-    g.add_argument("--exploration", type=float, default=_D.exploration, action=given,
-                   help=f"mcts: UCT exploration constant c (default {_D.exploration:g})")
-    g.add_argument("--rollout-depth", type=int, default=_D.rollout_depth, action=given,
-                   help=f"mcts: random gated steps per rollout; 0 uses the evaluator's value (default "
-                        f"{_D.rollout_depth})")
-    g.add_argument("--answers", type=int, default=_D.answers, action=given,
-                   help=f"mcts: distinct answers to find before stopping; the first found is the run's answer, "
-                        f"all are listed (default {_D.answers})")
-    g.add_argument("--beam-candidates", dest="beam_candidates", type=int, default=_D.candidates, action=given,
-                   help=f"beam: next steps drawn per chain (n) (default {_D.candidates})")
-    g.add_argument("--lambda", dest="mix", type=float, default=_D.mix, action=given,
-                   help=f"beam: weight of the generation log-likelihood against the self-evaluation "
-                        f"(default {_D.mix:g})")
-    g.add_argument("--tau", type=float, default=_D.tau, action=given,
-                   help=f"beam: sampling temperature of the chains (default {_D.tau:g})")
-    g.add_argument("--decay", type=float, default=_D.decay, action=given,
-                   help=f"beam: tau is multiplied by this after each level (alpha) (default {_D.decay:g})")
-    g.add_argument("--beam-runs", type=int, default=_D.beam_runs, action=given,
-                   help=f"beam: runs from the root with fresh draws, run r at temperature r * tau, until a verified "
-                        f"answer; 1 is the paper's single run (default {_D.beam_runs})")
     g.add_argument("--depth", type=int, default=None, help="maximum depth (default: the task's)")
     g.add_argument("--generator", default=DEFAULT_GENERATOR,
                    help=f"thought generator: {', '.join(GENERATORS)} or a task's own "
@@ -163,8 +163,6 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
                    help=f"lm (= {DEFAULT_EVALUATOR}), oracle, or one of {', '.join(EVALUATORS)}")
     g.add_argument("--k", type=int, default=5, help="samples per state for --generator sample")
     g.add_argument("--n-evaluate", type=int, default=3, help="samples per value/vote judgement")
-    g.add_argument("--prune-below", type=float, default=None, action=given, help="tot-dfs: pruning threshold")
-    g.add_argument("--no-early-stop", action=_GivenTrue, help="tot-bfs: finish every level")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--temperature", type=float, default=0.7)
     m = p.add_argument_group("model")
@@ -215,6 +213,7 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     o = p.add_argument_group("output")
     o.add_argument("--trace", default=None, help="append the search trace (JSON lines) to this file")
     o.add_argument("--json", action="store_true", help="one JSON object per puzzle on stdout")
+    _add_own_options(g)  # last: an option named like one of tot's own flags is refused, not tot's flag
 
 
 def build_parser(plugins: dict[str, TaskPlugin]) -> argparse.ArgumentParser:
@@ -264,29 +263,15 @@ def settings_from(args: argparse.Namespace) -> Settings:
     generators = (*GENERATORS, *getattr(args, "task_generators", ()))  # a plugin's own, via solve_defaults
     if args.generator not in generators:
         raise UsageError(f"unknown generator {args.generator!r}; choose one of {', '.join(generators)}")
-    for name in ("breadth", "k", "n_evaluate", "concurrency", "max_children", "max_rounds", "iterations", "answers"):
+    for name in ("k", "n_evaluate", "concurrency"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.beam_candidates < 1 or args.beam_runs < 1:
-        raise UsageError("--beam-candidates and --beam-runs must be at least 1")
-    if args.rollout_depth < 0:
-        raise UsageError("--rollout-depth must be at least 0")
-    if not (args.exploration >= 0 and args.exploration < float("inf")):
-        raise UsageError("--exploration must be a finite number >= 0")
-    if not 0 <= args.mix <= 1:
-        raise UsageError("--lambda must lie in 0..1")
-    if not (0 < args.tau < float("inf")) or not 0 < args.decay <= 1:
-        raise UsageError("--tau must be > 0 and --decay in (0, 1]")
     if args.depth is not None and args.depth < 1:
         raise UsageError("--depth must be at least 1")
     search = SearchSettings(
-        method=args.method, breadth=args.breadth, depth=args.depth, generator=args.generator, evaluator=evaluator,
-        k=args.k, n_evaluate=args.n_evaluate, prune_below=args.prune_below, early_stop=not args.no_early_stop,
-        model_free=tuple(getattr(args, "task_model_free", ())), max_children=args.max_children,
-        max_rounds=args.max_rounds, seed=args.seed if args.seed is not None else 0, iterations=args.iterations,
-        exploration=args.exploration, rollout_depth=args.rollout_depth, answers=args.answers,
-        candidates=args.beam_candidates, mix=args.mix,
-        tau=args.tau, decay=args.decay, beam_runs=args.beam_runs)
+        method=args.method, depth=args.depth, generator=args.generator, evaluator=evaluator, k=args.k,
+        n_evaluate=args.n_evaluate, model_free=tuple(getattr(args, "task_model_free", ())),
+        seed=args.seed if args.seed is not None else 0, options=own_options_from(args))
     model = ModelSettings(
         temperature=args.temperature, seed=args.seed, chat=args.chat, backend=backend, model=args.model,
         base_url=_urls(args.base_url), scoring=args.scoring, thinking=_thinking(args.thinking),

@@ -7,7 +7,10 @@ from __future__ import annotations
 import argparse
 import re
 
-__all__ = ["commands", "reference_markdown"]
+from solver.search_options import OptionSpec
+from solver.searches import SEARCHES, search_names
+
+__all__ = ["commands", "reference_markdown", "search_options_markdown"]
 
 
 def commands(parser: argparse.ArgumentParser, prefix: str = "tot") -> list[tuple[str, argparse.ArgumentParser]]:
@@ -78,3 +81,29 @@ def reference_markdown(parser: argparse.ArgumentParser) -> str:
     for name, sub in commands(parser):
         out += _one(name, sub)
     return "\n".join(out) + "\n"
+
+
+def _bounds(spec: OptionSpec) -> str:
+    said = [f"at least {spec.at_least:g}" if spec.at_least is not None else "",
+            f"above {spec.above:g}" if spec.above is not None else "",
+            f"at most {spec.at_most:g}" if spec.at_most is not None else ""]
+    return " and ".join(b for b in said if b)
+
+
+def search_options_markdown() -> str:
+    """A table of every registered search's own options, as each declares them
+    (``solver.search_options``): the page's copy cannot drift from the declarations."""
+    rows = ["| search | flag | type | default | what it sets | allowed |", "|---|---|---|---|---|---|"]
+    for name in search_names():
+        search = SEARCHES[name]
+        if search.options is None:
+            rows.append(f"| `{name}` | declares none: takes every search's | | | | |")
+        elif not search.specs:
+            rows.append(f"| `{name}` | none of its own | | | | |")
+        for spec in search.specs:
+            kind = spec.type.__name__ + (" or none" if spec.optional else "")
+            default = "none" if spec.default is None else f"`{spec.default}`"
+            what = ("turns off: " if spec.negated else "") + _escape(spec.help)
+            flag = f"`{spec.flag}`" + (f", `{spec.short}`" if spec.short else "")
+            rows.append(f"| `{name}` | {flag} | {kind} | {default} | {what} | {_bounds(spec)} |")
+    return "\n".join(rows) + "\n"

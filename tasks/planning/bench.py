@@ -171,7 +171,8 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
             else:
                 o = dataclasses.replace(settings.search, method="tot-bfs")
                 if method == "tot-bfs-oracle":
-                    o = dataclasses.replace(o, generator="enumerate", evaluator="oracle", breadth=1)
+                    o = dataclasses.replace(o, generator="enumerate", evaluator="oracle",
+                                            options={**o.options, "breadth": 1})
                 s = dataclasses.replace(settings, search=o)
             client = make_client(s)
             res = await solve(task, puzzle, s, client)

@@ -29,7 +29,7 @@ async def main() -> None:
     db.unlink(missing_ok=True)
     out = []
     for puzzle, gen, ev in RUNS:
-        s = Settings(search=SearchSettings(generator=gen, evaluator=ev, breadth=2),
+        s = Settings(search=SearchSettings(generator=gen, evaluator=ev, options={"breadth": 2}),
                      model=ModelSettings(cache=str(db), cache_mode="record"))
         client = make_client(s)
         res = await solve(Game24(), puzzle, s, client)
