@@ -25,6 +25,7 @@ from solver.lm.base import Backend, LMError, ServerUnavailable
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.lm.grammar_report import grammar_setting
+from solver.search_options import OptionValue
 from solver.searches import declared_options, get_search
 from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings, SearchSettings, Settings
 from solver.task import ValueScale
@@ -199,7 +200,7 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
         raise RunStopped(run.result(None, None, "server", error=str(exc)), str(exc)) from None
 
 
-def _breadth(o: SearchSettings) -> Any:
+def _breadth(o: SearchSettings) -> OptionValue:
     """The start event's ``breadth`` (whatever the search: readers replay BFS with it): the value
     given, else the declared default."""
     return o.options.get("breadth", declared_options()["breadth"].spec.default)

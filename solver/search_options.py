@@ -26,11 +26,14 @@ import math
 import types
 import typing
 from dataclasses import dataclass
-from typing import Any, Mapping, TypeVar, Union
+from typing import Mapping, TypeVar, Union
 
-__all__ = ["NoOptions", "OptionSpec", "build_options", "check_value", "option", "option_specs"]
+__all__ = ["NoOptions", "OptionSpec", "OptionValue", "build_options", "check_value", "option", "option_specs"]
 
 OptionsT = TypeVar("OptionsT")
+T = TypeVar("T")
+OptionValue = Union[int, float, bool, str, None]
+"""A value an option may hold (its declared type, or None where it is ``| None``)."""
 
 _KEY = "tot_option"  # the metadata key of a field made by ``option``
 
@@ -46,13 +49,14 @@ class _Meta:
     at_most: float | None
 
 
-def option(default: Any, help: str, *, flag: str | None = None, short: str | None = None, dest: str | None = None,
-           at_least: float | None = None, above: float | None = None, at_most: float | None = None) -> Any:
+def option(default: T, help: str, *, flag: str | None = None, short: str | None = None, dest: str | None = None,
+           at_least: float | None = None, above: float | None = None, at_most: float | None = None) -> T:
     """A field of a search's options: its default, one line of help, and optionally its flag
     (default ``--name-with-dashes``), a short flag, the command line's name for it where it differs
     (``dest``, kept for results directories written before) and bounds."""
     meta = _Meta(help, flag, short, dest, at_least, above, at_most)
-    return dataclasses.field(default=default, metadata={_KEY: meta})
+    made: T = dataclasses.field(default=default, metadata={_KEY: meta})
+    return made
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ class OptionSpec:
     name: str
     type: type  # int, float, bool or str
     optional: bool  # None is a value (``int | None``)
-    default: Any
+    default: OptionValue
     help: str
     flag: str
     short: str | None
@@ -81,9 +85,10 @@ class OptionSpec:
         """A boolean that is on by default: its flag turns it off (``--no-early-stop``)."""
         return self.type is bool and self.default is True
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, OptionValue]:
         """JSON for ``tot list --json``."""
-        out = {"name": self.name, "flag": self.flag, "type": self.type.__name__ + (" | None" if self.optional else ""),
+        kind = self.type.__name__ + (" | None" if self.optional else "")
+        out: dict[str, OptionValue] = {"name": self.name, "flag": self.flag, "type": kind,
                "default": self.default, "help": self.help}
         for bound in ("at_least", "above", "at_most"):
             if getattr(self, bound) is not None:
@@ -94,7 +99,7 @@ class OptionSpec:
 _TYPES = (int, float, bool, str)
 
 
-def _field_type(cls: type, f: dataclasses.Field[Any], hints: Mapping[str, Any]) -> tuple[type, bool]:
+def _field_type(cls: type, f: dataclasses.Field[object], hints: Mapping[str, object]) -> tuple[type, bool]:
     hint = hints[f.name]
     args = typing.get_args(hint) if typing.get_origin(hint) in (Union, types.UnionType) else (hint,)
     optional = type(None) in args
@@ -121,12 +126,16 @@ def option_specs(cls: type) -> tuple[OptionSpec, ...]:
         dashed = f.name.replace("_", "-")
         flag = meta.flag or (f"--no-{dashed}" if negated else f"--{dashed}")
         dest = meta.dest or (f"no_{f.name}" if negated else f.name)
-        out.append(OptionSpec(f.name, kind, optional, f.default, meta.help, flag, meta.short, dest,
-                              meta.at_least, meta.above, meta.at_most))
+        spec = OptionSpec(f.name, kind, optional, None, meta.help, flag, meta.short, dest, meta.at_least,
+                          meta.above, meta.at_most)
+        try:  # the default itself must be a value the option allows
+            out.append(dataclasses.replace(spec, default=check_value(spec, f.default)))
+        except ValueError as exc:
+            raise TypeError(f"option {cls.__name__}.{f.name}'s default: {exc}") from None
     return tuple(out)
 
 
-def check_value(spec: OptionSpec, value: Any, label: str | None = None) -> Any:
+def check_value(spec: OptionSpec, value: object, label: str | None = None) -> OptionValue:
     """``value`` if it is a valid value of ``spec``, else ValueError in one line naming ``label``
     (default: the option's name). An int is taken where a float is declared."""
     name = label or spec.name
@@ -136,7 +145,8 @@ def check_value(spec: OptionSpec, value: Any, label: str | None = None) -> Any:
         raise ValueError(f"{name} must be given (it has no 'none')")
     if spec.type is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
-    if not isinstance(value, spec.type) or (spec.type is int and isinstance(value, bool)):
+    if not isinstance(value, (int, float, bool, str)) or not isinstance(value, spec.type) or \
+            (spec.type is int and isinstance(value, bool)):
         raise ValueError(f"{name} must be {'a whole number' if spec.type is int else spec.type.__name__}, "
                          f"not {value!r}")
     if not isinstance(value, (int, float)):
@@ -158,7 +168,7 @@ def check_value(spec: OptionSpec, value: Any, label: str | None = None) -> Any:
     return value
 
 
-def build_options(cls: type[OptionsT], values: Mapping[str, Any]) -> OptionsT:
+def build_options(cls: type[OptionsT], values: Mapping[str, object]) -> OptionsT:
     """An instance of ``cls`` from ``values`` (by option name; names ``cls`` does not declare are
     another search's and are left out; those missing take their declared defaults), each value
     checked (ValueError in one line)."""

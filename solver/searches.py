@@ -37,7 +37,7 @@ from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.mcts import MctsOptions, search_mcts
 from solver.search import BfsOptions, DfsOptions, search_bfs, search_dfs
-from solver.search_options import NoOptions, OptionSpec, option_specs
+from solver.search_options import NoOptions, OptionSpec, OptionValue, option_specs
 from solver.settings import SearchSettings
 from solver.task import Task
 from solver.trace import Trace
@@ -217,7 +217,8 @@ def declared_options() -> dict[str, DeclaredOption]:
 
 async def run_search(name: str, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator | None,
                      client: LMClient | None = None, *, trace: Trace | None = None, usage: Usage | None = None,
-                     gate: bool = True, depth: int | None = None, seed: int = 0, **options: Any) -> SearchResult:
+                     gate: bool = True, depth: int | None = None, seed: int = 0,
+                     **options: OptionValue) -> SearchResult:
     """One entry point for every registered search, with parts you made (``make_generator``,
     ``make_evaluator`` or your own): ``run_search("mcts", task, "4 9 10 13", gen, ev, iterations=50)``.
     ``options`` are the search's own (``Search.options``) besides ``depth`` and ``seed``; one it

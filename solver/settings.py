@@ -9,11 +9,11 @@ takes the trace itself.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from solver.budget import Budget
 from solver.lm.cache import CacheMode
-from solver.search_options import build_options
+from solver.search_options import OptionValue, build_options
 
 OptionsT = TypeVar("OptionsT")
 
@@ -40,7 +40,7 @@ class SearchSettings:
     model_free: tuple[str, ...] = ()  # a task's own evaluators that need no model (crosswords: fillable)
     gate: bool = True  # False: the paper's unchecked behaviour (ablation; see capabilities.Unchecked)
     seed: int = 0  # searches that draw at random (mcts rollouts, beam sampling) draw from this seed
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, OptionValue] = field(default_factory=dict)
 
     def own(self, cls: type[OptionsT]) -> OptionsT:
         """The options a search declares (``cls``, a dataclass of ``solver.search_options.option``

@@ -291,6 +291,9 @@ def test_a_declaration_that_would_give_one_flag_two_meanings_is_refused(register
     with pytest.raises(TypeError, match="must be made by solver.search_options.option"):
         register_search("bare", random_first, options=dataclass(frozen=True)(type("Bare", (), {"__annotations__": {
             "x": int}, "x": 1})))
+    with pytest.raises(TypeError, match="^option Zero.n's default: n must be at least 1, not 0$"):
+        register_search("zero", random_first, options=dataclass(frozen=True)(type("Zero", (), {
+            "__annotations__": {"n": int}, "n": option(0, "a default its own bound refuses", at_least=1)})))
     register_search("timeout-user", random_first, options=TimeoutOptions)
     assert main(["solve", "game24", "4 9 10 13"]) == 2
     assert capsys.readouterr().err.strip() == ("tot: error: search 'timeout-user': its option --timeout is already a "
@@ -330,7 +333,7 @@ def test_bounds_are_checked_and_said_in_one_line(bounds: dict[str, float], good:
                                                  bad: list[float]) -> None:
     @dataclass(frozen=True)
     class Bounded:
-        x: float = option(0.5, "a bounded number", **bounds)
+        x: float = option(float(good[0]), "a bounded number", **bounds)
 
     [spec] = option_specs(Bounded)
     for v in good:
