@@ -36,7 +36,7 @@ from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.session import gather_all
 from solver.node import Node
-from solver.search import quantise
+from solver.search_common import quantise
 from solver.search_options import option
 from solver.task import Thought
 

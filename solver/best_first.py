@@ -21,42 +21,9 @@ from typing import Any
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
-from solver.search import DECIMALS, quantise
+from solver.search_common import DECIMALS, Transpositions, quantise
 
-__all__ = ["Transpositions", "search_best_first"]
-
-
-class Transpositions:
-    """The states a search already holds, with the smallest depth each was reached at: a state
-    reached again no shallower adds nothing (its subtree is searched, or being searched, with at
-    least as much depth left)."""
-
-    def __init__(self) -> None:
-        self.depth: dict[Any, int] = {}
-
-    def fresh(self, node: Node[Any]) -> bool:
-        """Whether ``node``'s state is new here (or now reached shallower); it is then held."""
-        known = self.depth.get(node.state)
-        if known is not None and known <= node.depth:
-            return False
-        self.depth[node.state] = node.depth
-        return True
-
-    def open_children(self, run: Expansion, children: list[Node[Any]], max_depth: int) -> list[Node[Any]]:
-        """The children worth a judgement. Left out, each said in the trace but the first: a
-        solved state (reaching here, its answer failed the re-check: nothing below it), a
-        duplicate (``fresh``), one at the depth limit (``Expansion.cut_at_depth``)."""
-        out: list[Node[Any]] = []
-        for child in children:
-            if child.solved:
-                continue
-            if not self.fresh(child):
-                run.trace.emit("cut", node=child.id, why="duplicate")
-            elif child.depth >= max_depth:
-                run.cut_at_depth(child)
-            else:
-                out.append(child)
-        return out
+__all__ = ["search_best_first"]
 
 
 async def search_best_first(run: Expansion, *, depth: int | None = None, decimals: int = DECIMALS) -> SearchResult:

@@ -33,11 +33,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from solver.best_first import Transpositions
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
-from solver.search import quantise
+from solver.search_common import Transpositions, quantise
 from solver.search_options import option
 
 __all__ = ["DEFAULT_ANSWERS", "DEFAULT_EXPLORATION", "DEFAULT_ITERATIONS", "DEFAULT_ROLLOUT_DEPTH", "MctsOptions",

@@ -7,9 +7,8 @@ re-verified from the original puzzle text alone.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
@@ -18,6 +17,7 @@ from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.lm.session import gather_all
 from solver.node import Node
+from solver.search_common import DECIMALS, quantise, ranked
 from solver.search_options import option
 from solver.task import Task
 from solver.trace import Trace
@@ -25,7 +25,6 @@ from solver.trace import Trace
 __all__ = ["DECIMALS", "DEFAULT_BREADTH", "BfsOptions", "DfsOptions", "SearchResult", "bfs", "dfs", "quantise",
            "ranked", "search_bfs", "search_dfs"]
 
-DECIMALS = 3  # scores equal to 3 decimal places are ties, broken by the generator's order
 DEFAULT_BREADTH = 5  # the paper's b for Game of 24
 
 
@@ -44,20 +43,6 @@ class DfsOptions:
     prune_below: float | None = option(None, "pruning threshold: children scored below it are cut (default: "
                                              "the evaluator's own)")
     dfs_children: int | None = option(None, "children tried per node, best first (default: all)", at_least=1)
-
-
-def quantise(score: float | None, decimals: int = DECIMALS) -> float:
-    """The score search compares: rounded, so that float noise (another CPU, another BLAS)
-    below 10**-decimals cannot reorder states; ties then go to generation order. NaN ranks last."""
-    if score is not None and math.isnan(score):
-        return -math.inf
-    return round(score or 0.0, decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
-
-
-def ranked(nodes: Sequence[Node[Any]], decimals: int = DECIMALS) -> list[Node[Any]]:
-    """Best first by quantised score; ties keep the given order (generation order)."""
-    order = sorted(range(len(nodes)), key=lambda i: (-quantise(nodes[i].score, decimals), i))
-    return [nodes[i] for i in order]
 
 
 async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,

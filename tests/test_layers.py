@@ -126,6 +126,8 @@ def test_the_cycle_check_finds_a_cycle_and_spares_a_package_re_exporting_its_chi
     ("verifiers/arithmetic.py", "import solver.lm.client", "The exact checkers reach no model code"),
     ("tasks/sudoku/task.py", "import tasks.writing.prompts", "Each task stands alone"),
     ("solver/lm/base.py", "import solver.lm.client", "No import cycle"),
+    ("solver/mcts.py", "from solver.best_first import search_best_first", "The searches stand alone"),
+    ("solver/expansion.py", "from solver.search_common import quantise", "Layers:"),
 ])
 def test_a_broken_layer_fails_the_check(tmp_path: Path, module: str, line: str, contract: str) -> None:
     """The linter on a copy of the packages with one forbidden import added: that contract breaks."""
@@ -138,3 +140,23 @@ def test_a_broken_layer_fails_the_check(tmp_path: Path, module: str, line: str, 
     assert r.returncode == 1, r.stdout + r.stderr
     broken = [ln for ln in r.stdout.splitlines() if ln.endswith("BROKEN")]
     assert len(broken) >= 1 and any(contract in ln for ln in broken), r.stdout
+
+
+def test_the_architecture_page_lists_the_layers_from_the_contracts(tmp_path: Path) -> None:
+    """The page's list is written from pyproject.toml: a layer added there appears on the page."""
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        import layers_page
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "hooks"))
+    assert layers_page.MARKER in (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    text = layers_page.layers_markdown()
+    [layers] = [c for c in contracts() if c["type"] == "layers"]
+    for i, layer in enumerate(layers["layers"], 1):  # type: ignore[arg-type]
+        first = re.split(r"[|:]", layer)[0].strip()
+        assert re.search(rf"^{i}\. `{re.escape(first)}`", text, re.M), (i, layer)
+    assert "`solver.mcts`, `solver.beam`, `solver.controller` import none of each other" in text
+    changed = (ROOT / "pyproject.toml").read_text(encoding="utf-8").replace(
+        '"solver.search_common",', '"solver.search_common",\n    "solver.invented",')
+    (tmp_path / "pyproject.toml").write_text(changed, encoding="utf-8")
+    assert "6. `solver.invented`" in layers_page.layers_markdown(tmp_path / "pyproject.toml")
