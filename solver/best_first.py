@@ -15,42 +15,73 @@ does; it differs from ``tot-complete`` only in its order (global, not depth-firs
 from __future__ import annotations
 
 import heapq
-import itertools
 from typing import Any
 
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
-from solver.search_common import DECIMALS, Transpositions, quantise
+from solver.search_common import DECIMALS, Steppable, Transpositions, quantise
 
-__all__ = ["search_best_first"]
+__all__ = ["BestFirst", "search_best_first"]
+
+
+class BestFirst(Steppable):
+    """Best-first search as one object: ``step`` expands the best state of the frontier; the run
+    can be saved between two steps and resumed (``solver.search_common.Steppable``)."""
+
+    def __init__(self, run: Expansion, *, depth: int | None = None, decimals: int = DECIMALS) -> None:
+        evaluator = run.require_evaluator()
+        self.run, self.decimals = run, decimals
+        self.max_depth = depth or run.task.max_depth
+        run.start("best-first", depth=self.max_depth, decimals=decimals, generator=run.generator.name,
+                  evaluator=evaluator.name)
+        self.joined = 0  # frontier entries so far: the last tie-break, in the order states joined
+        self.held = Transpositions()
+        self.root = run.root()
+        self.held.fresh(self.root)
+        self.frontier: list[tuple[float, int, int, Node[Any]]] = [(0.0, 0, self._joined(), self.root)]
+        self.hit: tuple[Node[Any], str] | None = None
+        self.stopped: str | None = None
+        self.done = False
+
+    def _joined(self) -> int:
+        self.joined += 1
+        return self.joined - 1
+
+    async def step(self) -> bool:
+        """Expand the best state of the frontier; True when an answer was found, the frontier is
+        empty or a budget ran out."""
+        if self.done or not self.frontier:
+            self.done = True
+            return True
+        run = self.run
+        try:
+            _key, _depth, _n, node = heapq.heappop(self.frontier)
+            if node is not self.root:
+                run.trace.emit("keep", node=node.id, score=node.score)
+            run.reach(node)
+            children = await run.expand(node)
+            self.hit = run.first_answer(children)
+            if self.hit is not None:
+                self.done = True
+                return True
+            fresh = self.held.open_children(run, children, self.max_depth)
+            await run.score(fresh)
+            for child in fresh:
+                heapq.heappush(self.frontier, (-quantise(child.score, self.decimals), -child.depth, self._joined(),
+                                               child))
+        except BudgetExhausted as exc:
+            self.stopped, self.done = exc.which, True
+        return self.done
+
+    def finish(self) -> SearchResult:
+        if self.hit is not None:
+            return self.run.result(self.hit[0], self.hit[1], None)
+        if self.stopped is not None:
+            return self.run.result(None, None, self.stopped)
+        return self.run.result(None, None, None, searched_all=True)  # a proof where the step says so
 
 
 async def search_best_first(run: Expansion, *, depth: int | None = None, decimals: int = DECIMALS) -> SearchResult:
     """Expand the best-scored state of the whole frontier next (ties: deeper, then earlier)."""
-    task, trace, evaluator = run.task, run.trace, run.require_evaluator()
-    max_depth = depth or task.max_depth
-    run.start("best-first", depth=max_depth, decimals=decimals, generator=run.generator.name,
-              evaluator=evaluator.name)
-    order = itertools.count()
-    held = Transpositions()
-    root = run.root()
-    held.fresh(root)
-    frontier: list[tuple[float, int, int, Node[Any]]] = [(0.0, 0, next(order), root)]
-    try:
-        while frontier:
-            _key, _depth, _n, node = heapq.heappop(frontier)
-            if node is not root:
-                trace.emit("keep", node=node.id, score=node.score)
-            run.reach(node)
-            children = await run.expand(node)
-            hit = run.first_answer(children)
-            if hit is not None:
-                return run.result(hit[0], hit[1], None)
-            fresh = held.open_children(run, children, max_depth)
-            await run.score(fresh)
-            for child in fresh:
-                heapq.heappush(frontier, (-quantise(child.score, decimals), -child.depth, next(order), child))
-    except BudgetExhausted as exc:
-        return run.result(None, None, exc.which)
-    return run.result(None, None, None, searched_all=True)  # a proof where the step says so
+    return await BestFirst(run, depth=depth, decimals=decimals).to_end()

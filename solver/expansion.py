@@ -11,6 +11,8 @@ which it asks for expansions.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -104,6 +106,11 @@ def _check_client(client: object) -> None:
         raise TypeError(f"client must be an LMClient or None, not {type(client).__name__}")
 
 
+# What a checkpoint keeps of a run, beside the node ids, the usage and the memo (Expansion.books).
+_BOOKS = ("best", "reports", "_root", "proposed", "rejected", "expanded", "checks", "_probed", "depth_cut",
+          "not_tried", "limits")
+
+
 def run_usage(client: LMClient | None) -> Usage:
     """Fresh counters, without limits, for a run that was given no ``usage``."""
     _check_client(client)
@@ -187,6 +194,36 @@ class Expansion:
         self.start(method)
         root = self.root()
         return self.result(root, self.accept(root), None)  # accept re-checks the same rules: it passes
+
+    # ---- checkpoints ----------------------------------------------------------------------------
+
+    def books(self) -> dict[str, Any]:
+        """The run's bookkeeping between two steps, for a checkpoint (a steppable search saves its
+        own state beside it, ``solver.search_common.Steppable``): the node ids handed out, the best
+        node, the counters and limits, the answers' reports, the probes' verdicts, the usage (its
+        seconds as the time spent so far) and the model session's memo. Not the trace (events are
+        written as they come) nor the task, parts and client (the resumed run is given them)."""
+        books = {name: getattr(self, name) for name in _BOOKS}
+        books["next_node"] = self.nodes.next_id
+        usage = {f.name: getattr(self.usage, f.name) for f in dataclasses.fields(self.usage) if f.name != "started"}
+        books["usage"], books["elapsed"] = usage, self.usage.seconds
+        books["memo"] = self.model.memo_state() if self.model is not None else None
+        return books
+
+    def restore_books(self, books: dict[str, Any]) -> None:
+        """Take up the bookkeeping ``books`` saved (this run must be of the same task, puzzle and
+        parts, and not yet started): the run goes on as the saved one would have."""
+        for name in _BOOKS:
+            setattr(self, name, books[name])
+        self.nodes.next_id = int(books["next_node"])
+        for name, value in books["usage"].items():  # in place: the model session counts on this object
+            setattr(self.usage, name, value)
+        self.usage.started = time.monotonic() - float(books["elapsed"])
+        if (books["memo"] is None) != (self.model is None):
+            raise ValueError("the checkpoint was saved with" + (" no" if books["memo"] is None else "") +
+                             " model client; resume it the same way")
+        if self.model is not None:
+            self.model.restore_memo(books["memo"])
 
     # ---- proposing ------------------------------------------------------------------------------
 

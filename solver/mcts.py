@@ -36,11 +36,11 @@ from typing import Any
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
-from solver.search_common import Transpositions, quantise
+from solver.search_common import Steppable, Transpositions, quantise
 from solver.search_options import option
 
-__all__ = ["DEFAULT_ANSWERS", "DEFAULT_EXPLORATION", "DEFAULT_ITERATIONS", "DEFAULT_ROLLOUT_DEPTH", "MctsOptions",
-           "search_mcts"]
+__all__ = ["DEFAULT_ANSWERS", "DEFAULT_EXPLORATION", "DEFAULT_ITERATIONS", "DEFAULT_ROLLOUT_DEPTH", "Mcts",
+           "MctsOptions", "search_mcts"]
 
 DEFAULT_ITERATIONS = 200
 DEFAULT_EXPLORATION = 1.0  # UCT's c; rewards lie in 0..1: sqrt(2) is the textbook bound, 1 a common choice
@@ -90,71 +90,80 @@ class _Scale:
         return (v - self.low) / (self.high - self.low)
 
 
-async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
-                      exploration: float = DEFAULT_EXPLORATION, rollout_depth: int = DEFAULT_ROLLOUT_DEPTH,
-                      depth: int | None = None, seed: int = 0, answers: int = DEFAULT_ANSWERS) -> SearchResult:
-    """UCT for ``iterations`` iterations (or until ``answers`` distinct answers, a budget, or a
-    dead root). With ``answers`` > 1 a found answer's state becomes a terminal that is never
-    selected again, and the search goes on; the result lists every answer found, the first one
-    being the run's answer."""
-    if iterations < 1:
-        raise ValueError(f"iterations must be at least 1, not {iterations}")
-    if answers < 1:
-        raise ValueError(f"answers must be at least 1, not {answers}")
-    if exploration < 0 or not math.isfinite(exploration):
-        raise ValueError(f"the exploration constant must be a finite number >= 0, not {exploration}")
-    if rollout_depth < 0:
-        raise ValueError(f"the rollout depth must be at least 0, not {rollout_depth}")
-    task, trace, evaluator = run.task, run.trace, run.require_evaluator()
-    max_depth = depth or task.max_depth
-    run.start("mcts", depth=max_depth, iterations=iterations, exploration=exploration,
-              rollout_depth=rollout_depth, seed=seed, generator=run.generator.name, evaluator=evaluator.name,
-              **({"answers": answers} if answers > 1 else {}))
-    rng = random.Random(seed)
-    scale = _Scale()
-    held = Transpositions()
-    stats: dict[int, _Stats] = {}
-    root = run.root()
-    held.fresh(root)
-    stats[root.id] = _Stats()
-    run.reach(root)
+class Mcts(Steppable):
+    """MCTS as one object: ``step`` runs one iteration; the run can be saved between two
+    iterations and resumed (``solver.search_common.Steppable``)."""
 
-    def uct(parent: Node[Any], child: Node[Any]) -> float:
+    def __init__(self, run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
+                 exploration: float = DEFAULT_EXPLORATION, rollout_depth: int = DEFAULT_ROLLOUT_DEPTH,
+                 depth: int | None = None, seed: int = 0, answers: int = DEFAULT_ANSWERS) -> None:
+        if iterations < 1:
+            raise ValueError(f"iterations must be at least 1, not {iterations}")
+        if answers < 1:
+            raise ValueError(f"answers must be at least 1, not {answers}")
+        if exploration < 0 or not math.isfinite(exploration):
+            raise ValueError(f"the exploration constant must be a finite number >= 0, not {exploration}")
+        if rollout_depth < 0:
+            raise ValueError(f"the rollout depth must be at least 0, not {rollout_depth}")
+        evaluator = run.require_evaluator()
+        self.run = run
+        self.iterations, self.exploration, self.rollout_depth, self.answers = (iterations, exploration,
+                                                                               rollout_depth, answers)
+        self.max_depth = depth or run.task.max_depth
+        run.start("mcts", depth=self.max_depth, iterations=iterations, exploration=exploration,
+                  rollout_depth=rollout_depth, seed=seed, generator=run.generator.name, evaluator=evaluator.name,
+                  **({"answers": answers} if answers > 1 else {}))
+        self.rng = random.Random(seed)
+        self.scale = _Scale()
+        self.held = Transpositions()
+        self.stats: dict[int, _Stats] = {}
+        self.root = run.root()
+        self.held.fresh(self.root)
+        self.stats[self.root.id] = _Stats()
+        run.reach(self.root)
+        self.round = 1  # the next iteration's number
+        self.found: tuple[Node[Any], str] | None = None
+        self.seen: dict[str, Node[Any]] = {}  # answers > 1: every accepted answer so far -> its state
+        self.stopped: str | None = None
+        self.done = False
+
+    def _uct(self, parent: Node[Any], child: Node[Any]) -> float:
         """The evaluator's value counts as one visit's reward (a prior), so a child never visited
         ranks by its value and children judged hopeless are not all tried before a good one is
         visited again."""
-        s = stats[child.id]
-        mean = (scale.of(child.score) + s.total) / (1 + s.visits)
-        return mean + exploration * math.sqrt(math.log(1 + stats[parent.id].visits) / (1 + s.visits))
+        s = self.stats[child.id]
+        mean = (self.scale.of(child.score) + s.total) / (1 + s.visits)
+        return mean + self.exploration * math.sqrt(math.log(1 + self.stats[parent.id].visits) / (1 + s.visits))
 
-    def select() -> list[Node[Any]]:
-        path = [root]
+    def _select(self) -> list[Node[Any]]:
+        path = [self.root]
         while True:
             node = path[-1]
-            children = stats[node.id].children
+            children = self.stats[node.id].children
             if children is None:
                 return path
-            live = [c for c in children if not stats[c.id].dead]
+            live = [c for c in children if not self.stats[c.id].dead]
             # The highest UCT; ties go to the first in generation order.
-            best = max(range(len(live)), key=lambda i: (uct(node, live[i]), -i))
+            best = max(range(len(live)), key=lambda i: (self._uct(node, live[i]), -i))
             path.append(live[best])
-            if stats[live[best].id].visits == 0:
+            if self.stats[live[best].id].visits == 0:
                 return path
 
-    def mark_dead(path: list[Node[Any]]) -> None:
+    def _mark_dead(self, path: list[Node[Any]]) -> None:
         for node in reversed(path):
-            s = stats[node.id]
-            if s.children is not None and all(stats[c.id].dead for c in s.children):
+            s = self.stats[node.id]
+            if s.children is not None and all(self.stats[c.id].dead for c in s.children):
                 s.dead = True
             else:
                 return
 
-    async def expand(node: Node[Any]) -> tuple[list[Node[Any]], tuple[Node[Any], str] | None]:
+    async def _expand(self, node: Node[Any]) -> tuple[list[Node[Any]], tuple[Node[Any], str] | None]:
         """The node's children (gated, new, within the depth limit, scored) or its answer. Asked
-        for several answers: every new accepted answer among the children is kept (``found``),
+        for several answers: every new accepted answer among the children is kept (``seen``),
         the first of them returned, and the other children are still the node's children."""
+        run = self.run
         children = await run.expand(node)
-        if answers == 1:
+        if self.answers == 1:
             hit = run.first_answer(children)
             if hit is not None:
                 return [], hit
@@ -163,21 +172,22 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
             for child in children:
                 if child.solved:
                     answer = run.accept(child)
-                    if answer is not None and answer not in seen:
-                        seen[answer] = child
+                    if answer is not None and answer not in self.seen:
+                        self.seen[answer] = child
                         hit = hit or (child, answer)
-        fresh = held.open_children(run, children, max_depth)  # a solved child here: a dead end
+        fresh = self.held.open_children(run, children, self.max_depth)  # a solved child here: a dead end
         await run.score(fresh)
         for child in fresh:
-            scale.add(child.score)
+            self.scale.add(child.score)
         return fresh, hit
 
-    async def rollout(children: list[Node[Any]]) -> tuple[float, tuple[Node[Any], str] | None]:
+    async def _rollout(self, children: list[Node[Any]]) -> tuple[float, tuple[Node[Any], str] | None]:
         """Up to ``rollout_depth`` random gated steps from a new leaf whose ``children`` are
         known (the first step picks one of them): (reward, the answer if one was reached)."""
+        run, rng = self.run, self.rng
         last = children[rng.randrange(len(children))]
-        for _ in range(rollout_depth - 1):
-            if last.depth >= max_depth:
+        for _ in range(self.rollout_depth - 1):
+            if last.depth >= self.max_depth:
                 return 0.0, None
             below = await run.expand(last)
             hit = run.first_answer(below)
@@ -189,73 +199,95 @@ async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
             last = open_nodes[rng.randrange(len(open_nodes))]
         if last.score is None:
             await run.score([last])
-            scale.add(last.score)
-        return scale.of(last.score), None
+            self.scale.add(last.score)
+        return self.scale.of(last.score), None
 
-    def backup(path: list[Node[Any]], reward: float, round_no: int) -> None:
+    def _backup(self, path: list[Node[Any]], reward: float, round_no: int) -> None:
         for node in path:
-            s = stats[node.id]
+            s = self.stats[node.id]
             s.visits += 1
             s.total += reward
-        trace.emit("round", round=round_no, node=path[-1].id, depth=path[-1].depth,
-                   path=[nd.id for nd in path], reward=reward)
+        self.run.trace.emit("round", round=round_no, node=path[-1].id, depth=path[-1].depth,
+                            path=[nd.id for nd in path], reward=reward)
 
-    found: tuple[Node[Any], str] | None = None
-    seen: dict[str, Node[Any]] = {}  # answers > 1: every accepted answer so far -> its state
-    stopped: str | None = None
-    try:
-        for round_no in range(1, iterations + 1):
-            if stats[root.id].dead:
-                break
-            path = select()
-            leaf = path[-1]
-            if leaf is not root:
-                trace.emit("keep", node=leaf.id, score=leaf.score)
-            run.reach(leaf)
-            children, found = await expand(leaf)
-            for child in children:
-                stats[child.id] = _Stats()
-            stats[leaf.id].children = children
-            reward = 0.0  # a dead end: nothing the gate let in, or the depth limit
-            if found is None and children:
-                if rollout_depth > 0:
-                    reward, found = await rollout(children)
-                else:
-                    reward = max(scale.of(c.score) for c in children)
-            if found is not None:  # an answer, found by the expansion or by the rollout
-                reward = 1.0
-            backup(path, reward, round_no)
-            if found is not None:
-                if answers == 1:
-                    break
-                # several asked: answers are terminals (expand keeps its own in ``seen``); the search goes on
-                seen.setdefault(found[1], found[0])
-                found = None
-                if len(seen) >= answers:
-                    break
-            if not children:
-                mark_dead(path)
-    except BudgetExhausted as exc:
-        stopped = exc.which
-    for s in stats.values():
-        if s.children is not None:
-            for child in s.children:
-                if stats[child.id].visits == 0 and not stats[child.id].dead:
-                    trace.emit("cut", node=child.id, why="unvisited", score=child.score)
-    visits = {nid: s.visits for nid, s in stats.items() if s.visits}
-    if found is not None:
-        return run.result(found[0], found[1], None, visits=visits)
-    searched_all = stopped is None and stats[root.id].dead
-    proof = run.proves(searched_all)
-    note = None
-    if answers > 1 and len(seen) < answers:
-        note = (f"the {stopped} budget ran out" if stopped is not None
-                else "every state was tried; answers that pass through a state already reached by another "
-                     "path are not listed again" if proof
-                else "every state within reach was tried, but the depth limit or an enumeration limit cut some"
-                if stats[root.id].dead else f"the {iterations} iterations ran out")
-    if seen:  # answers > 1: the first found is the run's answer; stopped_by says a budget cut the rest
-        first, node = next(iter(seen.items()))
-        return run.result(node, first, stopped, visits=visits, answers=list(seen), answers_note=note)
-    return run.result(None, None, stopped, searched_all=searched_all, visits=visits,
-                      answers=[] if answers > 1 else None, answers_note=note)
+    async def step(self) -> bool:
+        """One iteration; True when the search is over (an answer, or ``answers`` of them, the
+        iterations run out, a dead root, or a budget)."""
+        if self.done or self.round > self.iterations or self.stats[self.root.id].dead:
+            self.done = True
+            return True
+        try:
+            await self._iteration()
+        except BudgetExhausted as exc:
+            self.stopped, self.done = exc.which, True
+        self.round += 1
+        return self.done
+
+    async def _iteration(self) -> None:
+        run = self.run
+        path = self._select()
+        leaf = path[-1]
+        if leaf is not self.root:
+            run.trace.emit("keep", node=leaf.id, score=leaf.score)
+        run.reach(leaf)
+        children, self.found = await self._expand(leaf)
+        for child in children:
+            self.stats[child.id] = _Stats()
+        self.stats[leaf.id].children = children
+        reward = 0.0  # a dead end: nothing the gate let in, or the depth limit
+        if self.found is None and children:
+            if self.rollout_depth > 0:
+                reward, self.found = await self._rollout(children)
+            else:
+                reward = max(self.scale.of(c.score) for c in children)
+        if self.found is not None:  # an answer, found by the expansion or by the rollout
+            reward = 1.0
+        self._backup(path, reward, self.round)
+        if self.found is not None:
+            if self.answers == 1:
+                self.done = True
+                return
+            # several asked: answers are terminals (_expand keeps its own in ``seen``); the search goes on
+            self.seen.setdefault(self.found[1], self.found[0])
+            self.found = None
+            if len(self.seen) >= self.answers:
+                self.done = True
+                return
+        if not children:
+            self._mark_dead(path)
+
+    def finish(self) -> SearchResult:
+        run, stats, root, seen, stopped = self.run, self.stats, self.root, self.seen, self.stopped
+        for s in stats.values():
+            if s.children is not None:
+                for child in s.children:
+                    if stats[child.id].visits == 0 and not stats[child.id].dead:
+                        run.trace.emit("cut", node=child.id, why="unvisited", score=child.score)
+        visits = {nid: s.visits for nid, s in stats.items() if s.visits}
+        if self.found is not None:
+            return run.result(self.found[0], self.found[1], None, visits=visits)
+        searched_all = stopped is None and stats[root.id].dead
+        proof = run.proves(searched_all)
+        note = None
+        if self.answers > 1 and len(seen) < self.answers:
+            note = (f"the {stopped} budget ran out" if stopped is not None
+                    else "every state was tried; answers that pass through a state already reached by another "
+                         "path are not listed again" if proof
+                    else "every state within reach was tried, but the depth limit or an enumeration limit cut some"
+                    if stats[root.id].dead else f"the {self.iterations} iterations ran out")
+        if seen:  # answers > 1: the first found is the run's answer; stopped_by says a budget cut the rest
+            first, node = next(iter(seen.items()))
+            return run.result(node, first, stopped, visits=visits, answers=list(seen), answers_note=note)
+        return run.result(None, None, stopped, searched_all=searched_all, visits=visits,
+                          answers=[] if self.answers > 1 else None, answers_note=note)
+
+
+async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
+                      exploration: float = DEFAULT_EXPLORATION, rollout_depth: int = DEFAULT_ROLLOUT_DEPTH,
+                      depth: int | None = None, seed: int = 0, answers: int = DEFAULT_ANSWERS) -> SearchResult:
+    """UCT for ``iterations`` iterations (or until ``answers`` distinct answers, a budget, or a
+    dead root). With ``answers`` > 1 a found answer's state becomes a terminal that is never
+    selected again, and the search goes on; the result lists every answer found, the first one
+    being the run's answer."""
+    return await Mcts(run, iterations=iterations, exploration=exploration, rollout_depth=rollout_depth, depth=depth,
+                      seed=seed, answers=answers).to_end()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Any, Generic, Hashable, TypeVar
 
@@ -38,10 +37,12 @@ class Node(Generic[S]):
 class NodeFactory:
     """Hands out node ids that are unique and deterministic within one run."""
 
-    def __init__(self) -> None:
-        self._next = itertools.count()
+    def __init__(self, first: int = 0) -> None:
+        self.next_id = first  # the id the next node gets (a checkpoint saves it)
 
     def make(self, state: Any, parent: Node[Any] | None, thought: str = "", prior: float | None = None,
              solved: bool = False, note: str = "") -> Node[Any]:
         depth = 0 if parent is None else parent.depth + 1
-        return Node(next(self._next), state, parent, depth, thought, prior, solved, note)
+        node = Node(self.next_id, state, parent, depth, thought, prior, solved, note)
+        self.next_id += 1
+        return node

@@ -258,7 +258,8 @@ def test_shell_examples_run_as_written(block: Block, tmp_path_factory: pytest.Te
 PYTHON_RUN_BY = {"docs/api.md": "tests/test_docs.py", "docs/sessions.md": "tests/test_docs.py",
                  "docs/testing.md": "tests/test_docs_testing.py",
                  "docs/task-protocol.md": "tests/test_task_protocol.py",  # its ```py excerpts: test_examples.py
-                 "docs/false-prune-audit.md": "tests/test_audit_api.py"}
+                 "docs/false-prune-audit.md": "tests/test_audit_api.py",
+                 "docs/searches.md": "tests/test_searches.py"}  # it registers a search: restored there
 
 
 def test_every_python_example_is_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

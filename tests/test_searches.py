@@ -342,3 +342,24 @@ def test_bounds_are_checked_and_said_in_one_line(bounds: dict[str, float], good:
         with pytest.raises(ValueError, match="^x must ") as caught:
             check_value(spec, v)
         assert "\n" not in str(caught.value)
+
+
+def test_the_searches_page_examples_run_and_print_what_they_say(registered: None) -> None:
+    """docs/searches.md's Python examples (a search of your own, a run stepped, saved and resumed),
+    run as written, in order, each printing the block after it (the search it registers is
+    unregistered by the fixture)."""
+    import contextlib
+    import io
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "searches.md").read_text(encoding="utf-8")
+    found = re.findall(r"```python\n(.*?)```\n\nprints\n\n```text\n(.*?)```", text, re.S)
+    assert len(found) == 2 == text.count("```python")
+    namespace = {"__name__": "docs_searches"}
+    for code, printed in found:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):  # as a user's script: no future import of this module's
+            exec(compile(code, "docs/searches.md", "exec", dont_inherit=True), namespace)
+        assert out.getvalue() == printed
+    assert [s.name for s in get_search("random-first").specs] == ["shuffle_seed"]

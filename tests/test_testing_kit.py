@@ -130,7 +130,8 @@ def test_a_search_that_ignores_the_step_budget_is_caught() -> None:
 
 def test_a_beam_wider_than_b_is_caught() -> None:
     async def wide_bfs(run: Any, o: Any) -> Any:  # the bug: ignores the beam
-        return await solver.search.search_bfs(run, breadth=o.breadth + 2, depth=o.depth, early_stop=o.early_stop)
+        own = o.own(solver.search.BfsOptions)
+        return await solver.search.search_bfs(run, breadth=own.breadth + 2, depth=o.depth, early_stop=own.early_stop)
 
     with mock.patch.dict(solver.searches.SEARCHES, {"tot-bfs": solver.searches.Search("tot-bfs", wide_bfs)}):
         broken(inv.BEAM, task=ToyReach(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,

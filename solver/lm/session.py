@@ -114,6 +114,17 @@ class Session:
     def client(self) -> SharedClient:
         return self._client
 
+    def memo_state(self) -> tuple[dict[str, list[str] | list[float]], dict[str, list[float | None]]]:
+        """This run's memo (answers and their log-probabilities by request), for a checkpoint:
+        a resumed run answers the requests made before it from here, as the run would have."""
+        if self._pending:
+            raise RuntimeError("a checkpoint between requests only: some of this run's requests are in flight")
+        return dict(self._memo), dict(self._logprobs)
+
+    def restore_memo(self, state: tuple[dict[str, list[str] | list[float]], dict[str, list[float | None]]]) -> None:
+        """The memo a checkpoint saved (``memo_state``)."""
+        self._memo, self._logprobs = dict(state[0]), dict(state[1])
+
     @property
     def usage(self) -> Usage:
         """This run's counts and budget (the same object for the whole session)."""
