@@ -19,8 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Hashable, Mapping, Sequence
 
-from solver.budget import BudgetExhausted, Usage
-from solver.capabilities import (
+from solver.baseline_capabilities import (
     AnswerGrammar,
     AnswerKey,
     AnswerParser,
@@ -28,12 +27,9 @@ from solver.capabilities import (
     BaselineStops,
     OwnBaselines,
     RefinePrompt,
-    find,
-    has,
-    no_model,
-    require,
-    task_options,
 )
+from solver.budget import BudgetExhausted, Usage
+from solver.capabilities import find, has, no_model, require, task_options
 from solver.expansion import rule_failure
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient

@@ -14,21 +14,17 @@ States are typed ``Any`` here: a task's own state type fits every capability.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Hashable, Mapping, Protocol, Sequence, TypeVar, cast, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, TypeVar, cast, runtime_checkable
 
 from solver.task import Restorable, Task, Thought
 from verifiers.verdict import Invalid, Verdict
 
 __all__ = [
-    "CAPABILITIES", "CORE", "AnswerGrammar", "AnswerKey", "AnswerParser", "AnswerRules", "OwnBaselines",
-    "BaselinePrompts", "BaselineStops", "BaselineTokens", "ChainSteps",
-    "ChoicePrompt", "DeclaresNeeds", "HasDistance", "HasOptions", "HasOracle", "LegalMoves", "LimitedMoves",
-    "MissingCapability", "Needs",
-    "OwnEvaluators", "OwnGenerators", "ProposePrompts", "RefinePrompt", "Restorable", "SamplePrompts",
-    "SoftScore", "ThoughtGrammar", "TrainingPrompts", "TunesParts", "Unchecked", "ValuePrompts", "VotePrompt",
-    "missing",
-    "missing_message",
-    "find", "has", "needs_of", "no_model", "require", "require_core", "require_model", "require_parts", "task_options",
+    "CAPABILITIES", "CORE", "AnswerRules", "ChoicePrompt", "DeclaresNeeds", "HasDistance", "HasOptions", "HasOracle",
+    "LegalMoves", "LimitedMoves", "MissingCapability", "Needs", "OwnEvaluators", "OwnGenerators", "ProposePrompts",
+    "Restorable", "SamplePrompts", "ThoughtGrammar", "TrainingPrompts", "TunesParts", "Unchecked", "ValuePrompts",
+    "VotePrompt", "missing", "missing_message", "register_capabilities", "find", "has", "needs_of", "no_model",
+    "require", "require_core", "require_model", "require_parts", "task_options",
 ]
 
 
@@ -206,108 +202,6 @@ class TunesParts(Protocol):
 
 
 @runtime_checkable
-class AnswerParser(Protocol):
-    """Reads an answer out of a whole model output (the baselines, a task's own baselines)."""
-
-    def parse_answer(self, puzzle: str, text: str) -> str | None:
-        """The answer in a model output, unchecked; None when there is none. Never evaluates."""
-
-
-@runtime_checkable
-class AnswerGrammar(Protocol):
-    """The grammar (GBNF) of a baseline's whole model output for a puzzle, written from the task's
-    answer format and rules: every string it derives is read by the task's ``AnswerParser``, and
-    every valid answer, written in the format, is derivable (a superset of the valid answers: the
-    exact check still judges each one). ``cot`` True: the chain-of-thought prompt's output (steps,
-    then the answer); False: the IO prompt's. The io, cot, cot-sc and best-of-k baselines decode
-    under it where the backend can (``--grammar on``)."""
-
-    def answer_grammar(self, puzzle: str, cot: bool) -> str | None:
-        """GBNF of one model output; None where none is written for this puzzle."""
-
-
-@runtime_checkable
-class OwnBaselines(Protocol):
-    """A task's own baselines by method name (writing's coherence-judged refine, Sudoku's zero-,
-    one- and few-shot prompts): each gets the ``solver.baselines.BaselineRun`` of one
-    puzzle, asks the model through it and returns the answer it picked (or None); the run reads,
-    counts, traces and checks every answer. Needs ``AnswerParser`` too."""
-
-    @property
-    def own_baselines(self) -> Mapping[str, Callable[[Any], Awaitable[str | None]]]:
-        """Method name -> the baseline (an async function of a BaselineRun)."""
-
-
-@runtime_checkable
-class BaselinePrompts(Protocol):
-    """The paper's baselines (``io``, ``cot``, ``cot-sc``, ``io-best``, ``cot-best``):
-    few-shot prompts and the parser of an answer. The answer is checked by the core's
-    ``solver.expansion.rule_failure``."""
-
-    def io_prompt(self, puzzle: str, chat: bool) -> str:
-        """Few-shot prompt asking for the answer directly."""
-
-    def cot_prompt(self, puzzle: str, chat: bool) -> str:
-        """Few-shot prompt asking for intermediate steps, then the answer."""
-
-    def parse_answer(self, puzzle: str, text: str) -> str | None:
-        """The answer in a model output, unchecked; None when there is none. Never evaluates."""
-
-
-@runtime_checkable
-class RefinePrompt(Protocol):
-    """The ``refine`` baseline: a prompt with the previous attempt and the checker's reason."""
-
-    def refine_prompt(self, puzzle: str, attempt: str, feedback: str, chat: bool) -> str:
-        """Prompt for a new attempt after ``attempt`` failed with ``feedback``."""
-
-
-@runtime_checkable
-class BaselineStops(Protocol):
-    """Stop strings for the baselines' model calls (default: none)."""
-
-    baseline_stop: tuple[str, ...]
-
-
-@runtime_checkable
-class BaselineTokens(Protocol):
-    """Token limits per baseline (``{"io": 400, "cot": 500}``) for answers longer than the
-    defaults allow (writing: whole passages), used by ``tot bench``."""
-
-    baseline_tokens: dict[str, int]
-
-
-@runtime_checkable
-class AnswerKey(Protocol):
-    """What makes two answers the same vote in ``cot-sc`` (default: the text with its spaces
-    normalised)."""
-
-    def answer_key(self, answer: str) -> Hashable:
-        """The key under which ``answer`` is counted."""
-
-
-@runtime_checkable
-class ChainSteps(Protocol):
-    """The steps of a chain-of-thought answer as thoughts, so that failure analysis
-    (``chain_lost_at``, with ``HasOracle``) can say at which step a chain lost the solution."""
-
-    def chain_thoughts(self, puzzle: str, text: str) -> list[Thought]:
-        """The chain's steps, in order (unchecked)."""
-
-
-@runtime_checkable
-class SoftScore(Protocol):
-    """A soft model judgement of a final answer (writing: coherence 1-10), for ``tot bench
-    --score-samples``. Never part of the gate."""
-
-    soft_score_name: str
-
-    async def soft_score(self, client: Any, answer: str, n: int, *, seed: int | None = 0,
-                         chat: bool = False) -> tuple[int | None, ...]:
-        """``n`` sampled scores of ``answer`` (None where a sample gave none)."""
-
-
-@runtime_checkable
 class ThoughtGrammar(Protocol):
     """The grammar (GBNF, llama.cpp's format; ``solver.grammar`` writes it) of the thoughts the
     gate can accept from a state, written from the exact rules: exactly that set, or a superset
@@ -337,19 +231,8 @@ CAPABILITIES: dict[type, str] = {
     OwnGenerators: "generators of its own (OwnGenerators: make_generator(name, settings))",
     OwnEvaluators: "evaluators of its own (OwnEvaluators: make_evaluator(name, settings))",
     TunesParts: "tuning of its generator and evaluator (TunesParts: tune(generator, evaluator))",
-    AnswerParser: "an answer parser (AnswerParser: parse_answer(puzzle, text))",
-    OwnBaselines: "baselines of its own (OwnBaselines: own_baselines)",
-    BaselinePrompts: "baseline prompts and an answer parser (BaselinePrompts: io_prompt, cot_prompt, "
-                     "parse_answer)",
-    RefinePrompt: "a refine prompt (RefinePrompt: refine_prompt(puzzle, attempt, feedback, chat))",
-    BaselineStops: "baseline stop strings (BaselineStops: baseline_stop)",
-    BaselineTokens: "baseline token limits (BaselineTokens: baseline_tokens)",
-    AnswerKey: "an answer key (AnswerKey: answer_key(answer))",
-    ChainSteps: "chain steps (ChainSteps: chain_thoughts(puzzle, text))",
     AnswerRules: "key-free answer rules (AnswerRules: verify_answer(puzzle, answer))",
-    SoftScore: "a soft scorer (SoftScore: soft_score(client, answer, n), soft_score_name)",
     ThoughtGrammar: "a grammar of legal thoughts (ThoughtGrammar: thought_grammar(state) -> GBNF | None)",
-    AnswerGrammar: "a grammar of baseline answers (AnswerGrammar: answer_grammar(puzzle, cot) -> GBNF | None)",
 }
 
 
@@ -372,6 +255,12 @@ class DeclaresNeeds(Protocol):
     @property
     def needs(self) -> Needs:
         """The capabilities it calls and whether it calls a model."""
+
+
+def register_capabilities(described: dict[type, str]) -> None:
+    """Add capabilities defined elsewhere (``solver.baseline_capabilities``) to ``CAPABILITIES``,
+    each with its one line for error messages."""
+    CAPABILITIES.update(described)
 
 
 def missing_message(task: object, part: type, user: str) -> str:

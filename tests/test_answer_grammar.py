@@ -17,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from solver.baseline_capabilities import AnswerGrammar, AnswerParser
 from solver.baselines import BaselineConfig, run_baseline
-from solver.capabilities import AnswerGrammar, AnswerParser, find
+from solver.capabilities import find
 from solver.lm.client import LMClient
 from solver.lm.grammar_report import grammar_setting
 from solver.run import Settings, make_client, solve

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from solver.baseline_capabilities import AnswerParser
 from solver.baselines import BaselineConfig, majority, run_baseline, supports
 from solver.budget import Budget, Usage
-from solver.capabilities import AnswerParser, LegalMoves, Unchecked, find
+from solver.capabilities import LegalMoves, Unchecked, find
 from solver.expansion import rule_failure
 from solver.lm.client import LMClient
 from solver.task import Thought

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from solver.baseline_capabilities import AnswerParser, BaselineTokens
 from solver.baselines import BaselineConfig, run_baseline
-from solver.capabilities import AnswerParser, BaselineTokens, find
+from solver.capabilities import find
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.run import ModelSettings, SearchSettings, Settings, solve

@@ -341,8 +341,8 @@ def test_cli_index_and_data_file(tmp_path):
 
 
 def test_core_baseline_interface():
+    from solver.baseline_capabilities import BaselinePrompts
     from solver.baselines import supports
-    from solver.capabilities import BaselinePrompts
 
     t = Writing()
     assert has(t, BaselinePrompts) and supports(t, "io") and supports(t, "cot-sc")

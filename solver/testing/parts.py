@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+import solver.baseline_capabilities  # noqa: F401 - registers the baselines' capabilities in CAPABILITIES
 from solver.capabilities import CAPABILITIES, find
 from solver.task import Task
 

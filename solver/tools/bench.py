@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
+from solver.baseline_capabilities import BaselineTokens, ChainSteps
 from solver.baselines import (
     BASELINES,
     BaselineConfig,
@@ -28,8 +29,6 @@ from solver.baselines import (
     run_baseline,
 )
 from solver.capabilities import (
-    BaselineTokens,
-    ChainSteps,
     HasOracle,
     MissingCapability,
     Unchecked,

@@ -15,7 +15,8 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any, Callable
 
-from solver.capabilities import SoftScore, find, has, missing_message
+from solver.baseline_capabilities import SoftScore
+from solver.capabilities import find, has, missing_message
 from solver.lm.client import LMClient
 from solver.tools.stats import mean_interval, wilson
 
