@@ -6,11 +6,9 @@ import dataclasses
 
 import pytest
 
+from solver.baseline_capabilities import AnswerParser, BaselinePrompts, BaselineTokens
 from solver.budget import Usage
 from solver.capabilities import (
-    AnswerParser,
-    BaselinePrompts,
-    BaselineTokens,
     HasOracle,
     LegalMoves,
     ProposePrompts,
