@@ -121,7 +121,7 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
         raise ValueError(f"lambda must lie in 0..1, not {mix}")
     if not (tau > 0 and math.isfinite(tau)) or not 0.0 < decay <= 1.0:
         raise ValueError(f"tau must be > 0 and the decay in (0, 1], not {tau} and {decay}")
-    task, trace, evaluator = run.task, run.trace, run.require_evaluator()
+    task, evaluator = run.task, run.require_evaluator()
     max_depth = depth or task.max_depth
     # Log-likelihoods come from a model: a generator that declares them but runs without one (the
     # crosswords' ``enumerate-rank`` used as a library, with no client) gives every prior None.
@@ -161,7 +161,7 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
                 if child.solved:
                     continue  # its answer failed the re-check: a dead end
                 if child.depth >= max_depth:  # a dead end at the depth limit: not worth a judgement
-                    trace.emit("cut", node=child.id, why="depth")
+                    run.cut(child, "depth")
                 else:
                     open_nodes.append(child)
             if not open_nodes:
@@ -177,16 +177,16 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
             chains = [c for i, c in enumerate(open_nodes) if i in picked]
             for i, child in enumerate(open_nodes):
                 if i in picked:
-                    trace.emit("keep", node=child.id, score=child.score, log_weight=log_e[child.id])
+                    run.keep(child, log_weight=log_e[child.id])
                 else:
-                    trace.emit("cut", node=child.id, why="beam", score=child.score, log_weight=log_e[child.id])
+                    run.cut(child, "beam", score=child.score, log_weight=log_e[child.id])
             run.reach(max(chains, key=lambda c: log_e[c.id]))
             temperature *= decay
         return None
 
     try:
         for number in range(1, runs + 1):
-            trace.emit("round", round=number, node=root.id, depth=0)
+            run.new_round(number, root)
             found = await one_run(tau * number)
             if found is not None:
                 return run.result(found[0], found[1], None)

@@ -58,7 +58,7 @@ class BestFirst(Steppable):
         try:
             _key, _depth, _n, node = heapq.heappop(self.frontier)
             if node is not self.root:
-                run.trace.emit("keep", node=node.id, score=node.score)
+                run.keep(node)
             run.reach(node)
             children = await run.expand(node)
             self.hit = run.first_answer(children)

@@ -41,7 +41,7 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
 
 async def search_complete(run: Expansion, *, depth: int | None = None, decimals: int = DECIMALS) -> SearchResult:
     """The order of ``complete_dfs`` on a run's gated step."""
-    task, trace, evaluator = run.task, run.trace, run.require_evaluator()
+    task, evaluator = run.task, run.require_evaluator()
     max_depth = depth or task.max_depth
     run.start("tot-complete", depth=max_depth, defer_below=evaluator.prune_below, decimals=decimals,
               generator=run.generator.name, evaluator=evaluator.name)
@@ -57,7 +57,7 @@ async def search_complete(run: Expansion, *, depth: int | None = None, decimals:
         fresh = []
         for child in open_nodes:
             if explored.get(child.state, -1) >= max_depth - child.depth:
-                trace.emit("cut", node=child.id, why="duplicate")  # explored before, with no answer
+                run.cut(child, "duplicate")  # explored before, with no answer
             else:
                 fresh.append(child)
         # Children at the depth limit are never expanded, so their order does not matter, and a
@@ -70,17 +70,17 @@ async def search_complete(run: Expansion, *, depth: int | None = None, decimals:
         deferred = [c for c in order if c not in good]  # below the threshold, or NaN: last, never dropped
         for child in good + deferred:
             if explored.get(child.state, -1) >= max_depth - child.depth:
-                trace.emit("cut", node=child.id, why="duplicate")
+                run.cut(child, "duplicate")
                 continue
             if child.depth >= max_depth:
                 run.cut_at_depth(child)  # the step remembers whether this loses anything
                 continue
-            trace.emit("keep", node=child.id, score=child.score, deferred=child in deferred or None)
+            run.keep(child, deferred=child in deferred or None)
             hit = await visit(child)
             if hit is not None:
                 return hit
             explored[child.state] = max(explored.get(child.state, -1), max_depth - child.depth)
-            trace.emit("backtrack", node=child.id, to=node.id, state=task.describe(node.state))
+            run.backtrack(child, node)
         return None
 
     try:

@@ -91,7 +91,7 @@ async def search_long(run: Expansion, *, max_children: int = DEFAULT_CHILDREN, m
     """Long's controller on a run's gated step; the run's evaluator (None: Long's own, no
     ranking) orders and prunes the proposals of a node before its rounds try them."""
     _check_limits(max_children, max_rounds)
-    task, trace, evaluator, generator = run.task, run.trace, run.evaluator, run.generator
+    task, evaluator, generator = run.task, run.evaluator, run.generator
     max_depth = depth or task.max_depth
     run.start("long", max_children=max_children, max_rounds=max_rounds, depth=max_depth, generator=generator.name,
               evaluator=evaluator.name if evaluator is not None else None)
@@ -124,7 +124,7 @@ async def search_long(run: Expansion, *, max_children: int = DEFAULT_CHILDREN, m
             if score >= evaluator.prune_below:
                 keep.append((score, k, probe))
             else:
-                trace.emit("cut", parent=node.id, thought=probe.thought, why="pruned", score=probe.score)
+                run.cut_thought(node, probe.thought, "pruned", probe.score)
         keep.sort(key=lambda x: (-x[0], x[1]))
         return [Thought(probe.thought, probe.prior) for _s, _k, probe in keep]
 
@@ -132,11 +132,11 @@ async def search_long(run: Expansion, *, max_children: int = DEFAULT_CHILDREN, m
         for rnd in range(1, max_rounds + 1):
             run.step()
             node = mem.current
-            trace.emit("round", round=rnd, node=node.id, depth=node.depth)
+            run.new_round(rnd, node)
             thought = await next_proposal(node)
             mem.tried[node.id] = mem.tried.get(node.id, 0) + 1
             if thought is None:
-                trace.emit("cut", node=node.id, why="no new proposal")
+                run.cut(node, "no new proposal")
             else:
                 hit = _step(run, mem, node, thought, max_depth)
                 if hit is not None:
@@ -145,8 +145,7 @@ async def search_long(run: Expansion, *, max_children: int = DEFAULT_CHILDREN, m
                 child = mem.current
                 parent = child.parent
                 assert parent is not None
-                trace.emit("backtrack", node=child.id, to=parent.id, state=task.describe(parent.state),
-                           why=f"{mem.tried[child.id]} children tried")
+                run.backtrack(child, parent, why=f"{mem.tried[child.id]} children tried")
                 mem.current = parent
     except BudgetExhausted as exc:
         return run.result(None, None, exc.which)
@@ -165,10 +164,10 @@ def _step(run: Expansion, mem: Memory, node: Node[Any], thought: Thought,
     if run.duplicate(child, mem.visited, remember=False):
         return None
     if child.depth >= max_depth:
-        run.trace.emit("cut", node=child.id, why="depth")
+        run.cut(child, "depth")
         return None
     mem.visited.add(child.state)
-    run.trace.emit("keep", node=child.id, score=None)
+    run.keep(child, score=None)
     run.reach(child)  # the deepest state kept, reported when no answer is found
     mem.current = child
     return None

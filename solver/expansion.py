@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from solver.budget import Usage
 from solver.capabilities import (
@@ -105,6 +105,9 @@ def _check_client(client: object) -> None:
     if client is not None and not callable(getattr(client, "session", None)):
         raise TypeError(f"client must be an LMClient or None, not {type(client).__name__}")
 
+
+CutReason = Literal["beam", "pruned", "depth", "children", "duplicate", "no new proposal", "unvisited"]
+"""Why a search left a state (the ``cut`` event's ``why``; docs/trace-format.md)."""
 
 # What a checkpoint keeps of a run, beside the node ids, the usage and the memo (Expansion.books).
 _BOOKS = ("best", "reports", "_root", "proposed", "rejected", "expanded", "checks", "_probed", "depth_cut",
@@ -389,6 +392,31 @@ class Expansion:
             assert probe.parent is not None
             self.trace.emit("score", parent=probe.parent.id, thought=probe.thought, score=score, detail=detail,
                             state=self.task.describe(probe.state))
+
+    # ---- what the search decided, in the trace ---------------------------------------------------
+
+    def keep(self, node: Node[Any], **extra: object) -> None:
+        """The search goes on from ``node`` (a ``keep`` event with its score; ``extra`` fields,
+        such as the beam's ``log_weight``, after it; ``score=`` overrides the node's)."""
+        self.trace.emit("keep", node=node.id, **{"score": node.score, **extra})
+
+    def cut(self, node: Node[Any], why: CutReason, **extra: object) -> None:
+        """The search leaves ``node`` (a ``cut`` event saying why)."""
+        self.trace.emit("cut", node=node.id, why=why, **extra)
+
+    def cut_thought(self, parent: Node[Any], thought: str, why: CutReason, score: float | None) -> None:
+        """A thought judged and left before it became a node (Long's controller ranks proposals
+        before trying them)."""
+        self.trace.emit("cut", parent=parent.id, thought=thought, why=why, score=score)
+
+    def backtrack(self, node: Node[Any], to: Node[Any], **extra: object) -> None:
+        """The search returns from ``node`` to ``to``, whose state is held as it was."""
+        self.trace.emit("backtrack", node=node.id, to=to.id, state=self.task.describe(to.state), **extra)
+
+    def new_round(self, number: int, node: Node[Any], **extra: object) -> None:
+        """A round of a search that works in rounds (Long's controller, MCTS's iterations, the
+        beam's runs) begins, or ends with ``extra`` (MCTS: the path and its reward), at ``node``."""
+        self.trace.emit("round", round=number, node=node.id, depth=node.depth, **extra)
 
     # ---- answers -------------------------------------------------------------------------------
 

@@ -207,8 +207,7 @@ class Mcts(Steppable):
             s = self.stats[node.id]
             s.visits += 1
             s.total += reward
-        self.run.trace.emit("round", round=round_no, node=path[-1].id, depth=path[-1].depth,
-                            path=[nd.id for nd in path], reward=reward)
+        self.run.new_round(round_no, path[-1], path=[nd.id for nd in path], reward=reward)
 
     async def step(self) -> bool:
         """One iteration; True when the search is over (an answer, or ``answers`` of them, the
@@ -228,7 +227,7 @@ class Mcts(Steppable):
         path = self._select()
         leaf = path[-1]
         if leaf is not self.root:
-            run.trace.emit("keep", node=leaf.id, score=leaf.score)
+            run.keep(leaf)
         run.reach(leaf)
         children, self.found = await self._expand(leaf)
         for child in children:
@@ -262,7 +261,7 @@ class Mcts(Steppable):
             if s.children is not None:
                 for child in s.children:
                     if stats[child.id].visits == 0 and not stats[child.id].dead:
-                        run.trace.emit("cut", node=child.id, why="unvisited", score=child.score)
+                        run.cut(child, "unvisited", score=child.score)
         visits = {nid: s.visits for nid, s in stats.items() if s.visits}
         if self.found is not None:
             return run.result(self.found[0], self.found[1], None, visits=visits)

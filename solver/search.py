@@ -61,7 +61,7 @@ async def search_bfs(run: Expansion, *, breadth: int = DEFAULT_BREADTH, depth: i
     of each level (by quantised score, ties in generation order) go on to the next."""
     if breadth < 1:
         raise ValueError(f"breadth must be at least 1, not {breadth}")
-    task, trace = run.task, run.trace
+    task = run.task
     run.start("tot-bfs", breadth=breadth, depth=depth or task.max_depth, generator=run.generator.name,
               evaluator=run.evaluator.name if run.evaluator is not None else None)
     frontier = [run.root()]
@@ -100,9 +100,9 @@ async def search_bfs(run: Expansion, *, breadth: int = DEFAULT_BREADTH, depth: i
                 run.reach(nd)
             cutoff = quantise(frontier[-1].score) if frontier else None
             for nd in frontier:
-                trace.emit("keep", node=nd.id, score=nd.score)
+                run.keep(nd)
             for nd in order[breadth:]:
-                trace.emit("cut", node=nd.id, why="beam", score=nd.score, tie=quantise(nd.score) == cutoff)
+                run.cut(nd, "beam", score=nd.score, tie=quantise(nd.score) == cutoff)
     except BudgetExhausted as exc:
         return run.result(found[0] if found else None, found[1] if found else None, exc.which)
     return run.result(found[0] if found else None, found[1] if found else None, None)
@@ -122,7 +122,7 @@ async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
 async def search_dfs(run: Expansion, *, depth: int | None = None, prune_below: float | None = None,
                      max_children: int | None = None) -> SearchResult:
     """The order of ``dfs`` on a run's gated step: best-scored child first, prune, backtrack."""
-    task, trace, evaluator = run.task, run.trace, run.require_evaluator()
+    task, evaluator = run.task, run.require_evaluator()
     threshold = evaluator.prune_below if prune_below is None else prune_below
     max_depth = depth or task.max_depth
     run.start("tot-dfs", depth=max_depth, prune_below=threshold, generator=run.generator.name,
@@ -145,17 +145,17 @@ async def search_dfs(run: Expansion, *, depth: int | None = None, prune_below: f
         tried = 0
         for child in ranked(open_nodes):
             if quantise(child.score) < threshold:
-                trace.emit("cut", node=child.id, why="pruned", score=child.score)
+                run.cut(child, "pruned", score=child.score)
                 continue
             if child.depth >= max_depth or (max_children is not None and tried >= max_children):
-                trace.emit("cut", node=child.id, why="depth" if child.depth >= max_depth else "children")
+                run.cut(child, "depth" if child.depth >= max_depth else "children")
                 continue
             tried += 1
-            trace.emit("keep", node=child.id, score=child.score)
+            run.keep(child)
             hit = await visit(child)
             if hit is not None:
                 return hit
-            trace.emit("backtrack", node=child.id, to=node.id, state=task.describe(node.state))
+            run.backtrack(child, node)
         return None
 
     try:

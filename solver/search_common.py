@@ -75,7 +75,7 @@ class Transpositions:
             if child.solved:
                 continue
             if not self.fresh(child):
-                run.trace.emit("cut", node=child.id, why="duplicate")
+                run.cut(child, "duplicate")
             elif child.depth >= max_depth:
                 run.cut_at_depth(child)
             else:

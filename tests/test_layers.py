@@ -160,3 +160,18 @@ def test_the_architecture_page_lists_the_layers_from_the_contracts(tmp_path: Pat
         '"solver.search_common",', '"solver.search_common",\n    "solver.invented",')
     (tmp_path / "pyproject.toml").write_text(changed, encoding="utf-8")
     assert "6. `solver.invented`" in layers_page.layers_markdown(tmp_path / "pyproject.toml")
+
+
+SEARCH_MODULES = ("search", "complete", "controller", "best_first", "mcts", "beam", "search_common")
+
+
+@pytest.mark.parametrize("name", SEARCH_MODULES)
+def test_the_searches_write_no_trace_event_by_name(name: str) -> None:
+    """What a search decides reaches the trace through the step's methods (keep, cut, backtrack,
+    new_round, result), which write the events; no search calls the trace's emit itself."""
+    import ast
+
+    tree = ast.parse((ROOT / "solver" / f"{name}.py").read_text(encoding="utf-8"))
+    emits = [n.lineno for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "emit"]
+    assert emits == [], f"solver/{name}.py calls emit at lines {emits}"
