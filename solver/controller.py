@@ -66,7 +66,7 @@ def _reseeded(generator: Generator, attempt: int) -> Generator:
     if attempt == 0 or params is None or not dataclasses.is_dataclass(generator):
         return generator
     seed = (getattr(params, "seed", None) or 0) + attempt * _SEED_STRIDE
-    return dataclasses.replace(generator, params=dataclasses.replace(params, seed=seed))  # type: ignore[type-var]
+    return dataclasses.replace(generator, params=dataclasses.replace(params, seed=seed))
 
 
 async def long_search(task: Task[Any], puzzle: str, generator: Generator, client: LMClient | None, *,

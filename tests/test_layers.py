@@ -175,3 +175,13 @@ def test_the_searches_write_no_trace_event_by_name(name: str) -> None:
     emits = [n.lineno for n in ast.walk(tree)
              if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "emit"]
     assert emits == [], f"solver/{name}.py calls emit at lines {emits}"
+
+
+def test_every_core_module_is_held_to_mypy_strict_checks() -> None:
+    """pyproject.toml's mypy override lists every module of the core (solver/ but its lm, tools and
+    testing packages), so a new core module cannot slip past the strict checks."""
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        overrides = tomllib.load(fh)["tool"]["mypy"]["overrides"]
+    [strict] = [o for o in overrides if o.get("disallow_untyped_defs") and o.get("warn_return_any")]
+    core = {"solver"} | {f"solver.{p.stem}" for p in (ROOT / "solver").glob("*.py") if p.stem != "__init__"}
+    assert set(strict["module"]) == core
