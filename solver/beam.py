@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Hashable, Sequence, TypeVar
 
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
@@ -40,6 +40,7 @@ from solver.search_common import quantise
 from solver.search_options import option
 from solver.task import Thought
 
+S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["BeamOptions", "DEFAULT_BEAM", "DEFAULT_CANDIDATES", "DEFAULT_DECAY", "DEFAULT_MIX", "DEFAULT_RUNS",
            "DEFAULT_TAU", "FLOOR",
            "confidences", "gumbel_top", "no_likelihood_notice", "search_beam"]
@@ -109,9 +110,9 @@ def no_likelihood_notice(generator: Generator) -> str | None:
             f"self-evaluation alone (lambda unused{hint})")
 
 
-async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: int = DEFAULT_CANDIDATES,
+async def search_beam(run: Expansion[S], *, beam: int = DEFAULT_BEAM, candidates: int = DEFAULT_CANDIDATES,
                       mix: float = DEFAULT_MIX, tau: float = DEFAULT_TAU, decay: float = DEFAULT_DECAY,
-                      runs: int = DEFAULT_RUNS, depth: int | None = None, seed: int = 0) -> SearchResult:
+                      runs: int = DEFAULT_RUNS, depth: int | None = None, seed: int = 0) -> SearchResult[S]:
     """Xie et al.'s stochastic beam search on a run's gated step, run again from the root (fresh
     draws) until a verified answer or ``runs`` runs."""
     if beam < 1 or candidates < 1 or runs < 1:
@@ -142,12 +143,12 @@ async def search_beam(run: Expansion, *, beam: int = DEFAULT_BEAM, candidates: i
         weights = [t.prior if uses_ll and t.prior is not None else 0.0 for t in thoughts]
         return [thoughts[i] for i in sorted(gumbel_top(weights, candidates, rng))]
 
-    async def one_run(temperature: float) -> tuple[Node[Any], str] | None:
+    async def one_run(temperature: float) -> tuple[Node[S], str] | None:
         """Algorithm 1 once, from the root: level by level until an answer or no chain is left."""
-        chains: list[Node[Any]] = [root]
+        chains: list[Node[S]] = [root]
         for _level in range(max_depth):
             proposals = await gather_all(*(run.generate(nd) for nd in chains))
-            level: list[Node[Any]] = []
+            level: list[Node[S]] = []
             seen: set[Any] = set()
             for nd, thoughts in zip(chains, proposals, strict=True):
                 for child in run.gate_all(nd, draw(list(thoughts))):

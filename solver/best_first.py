@@ -15,32 +15,33 @@ does; it differs from ``tot-complete`` only in its order (global, not depth-firs
 from __future__ import annotations
 
 import heapq
-from typing import Any
+from typing import Hashable, TypeVar
 
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
 from solver.search_common import DECIMALS, Steppable, Transpositions, quantise
 
+S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["BestFirst", "search_best_first"]
 
 
-class BestFirst(Steppable):
+class BestFirst(Steppable[S]):
     """Best-first search as one object: ``step`` expands the best state of the frontier; the run
     can be saved between two steps and resumed (``solver.search_common.Steppable``)."""
 
-    def __init__(self, run: Expansion, *, depth: int | None = None, decimals: int = DECIMALS) -> None:
+    def __init__(self, run: Expansion[S], *, depth: int | None = None, decimals: int = DECIMALS) -> None:
         evaluator = run.require_evaluator()
         self.run, self.decimals = run, decimals
         self.max_depth = depth or run.task.max_depth
         run.start("best-first", depth=self.max_depth, decimals=decimals, generator=run.generator.name,
                   evaluator=evaluator.name)
         self.joined = 0  # frontier entries so far: the last tie-break, in the order states joined
-        self.held = Transpositions()
+        self.held: Transpositions[S] = Transpositions()
         self.root = run.root()
         self.held.fresh(self.root)
-        self.frontier: list[tuple[float, int, int, Node[Any]]] = [(0.0, 0, self._joined(), self.root)]
-        self.hit: tuple[Node[Any], str] | None = None
+        self.frontier: list[tuple[float, int, int, Node[S]]] = [(0.0, 0, self._joined(), self.root)]
+        self.hit: tuple[Node[S], str] | None = None
         self.stopped: str | None = None
         self.done = False
 
@@ -74,7 +75,7 @@ class BestFirst(Steppable):
             self.stopped, self.done = exc.which, True
         return self.done
 
-    def finish(self) -> SearchResult:
+    def finish(self) -> SearchResult[S]:
         if self.hit is not None:
             return self.run.result(self.hit[0], self.hit[1], None)
         if self.stopped is not None:
@@ -82,6 +83,7 @@ class BestFirst(Steppable):
         return self.run.result(None, None, None, searched_all=True)  # a proof where the step says so
 
 
-async def search_best_first(run: Expansion, *, depth: int | None = None, decimals: int = DECIMALS) -> SearchResult:
+async def search_best_first(run: Expansion[S], *, depth: int | None = None,
+                            decimals: int = DECIMALS) -> SearchResult[S]:
     """Expand the best-scored state of the whole frontier next (ties: deeper, then earlier)."""
     return await BestFirst(run, depth=depth, decimals=decimals).to_end()

@@ -13,7 +13,7 @@ to the generator's order (for ``enumerate``: the checker's enumeration order).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Hashable, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
@@ -25,13 +25,14 @@ from solver.search_common import DECIMALS, quantise, ranked
 from solver.task import Task
 from solver.trace import Trace
 
+S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["complete_dfs", "search_complete"]
 
 
-async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
+async def complete_dfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
                        client: LMClient | None, *, depth: int | None = None, decimals: int = DECIMALS,
                        trace: Trace | None = None, usage: Usage | None = None,
-                       gate: bool = True) -> SearchResult:
+                       gate: bool = True) -> SearchResult[S]:
     """DFS over every gated child, best-scored first; nothing is pruned, low scores are deferred.
     With an exhaustive generator (``enumerate*``) an unanswered, uncut search is a proof that no
     answer exists (``exhausted``); with a sampling generator it only means the samples ran out."""
@@ -39,7 +40,7 @@ async def complete_dfs(task: Task[Any], puzzle: str, generator: Generator, evalu
     return await search_complete(run, depth=depth, decimals=decimals)
 
 
-async def search_complete(run: Expansion, *, depth: int | None = None, decimals: int = DECIMALS) -> SearchResult:
+async def search_complete(run: Expansion[S], *, depth: int | None = None, decimals: int = DECIMALS) -> SearchResult[S]:
     """The order of ``complete_dfs`` on a run's gated step."""
     task, evaluator = run.task, run.require_evaluator()
     max_depth = depth or task.max_depth
@@ -47,7 +48,7 @@ async def search_complete(run: Expansion, *, depth: int | None = None, decimals:
               generator=run.generator.name, evaluator=evaluator.name)
     explored: dict[Any, int] = {}  # state -> the most depth left when it was fully explored
 
-    async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:
+    async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
         run.reach(node)
         children = await run.expand(node)
         hit = run.first_answer(children)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, Hashable, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
@@ -24,6 +24,7 @@ from solver.search_options import option
 from solver.task import Task, Thought
 from solver.trace import Trace
 
+S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["DEFAULT_CHILDREN", "DEFAULT_ROUNDS", "LongOptions", "Memory", "long_search", "search_long"]
 
 DEFAULT_CHILDREN = 5  # Long's C
@@ -42,20 +43,20 @@ _SEED_STRIDE = 1000  # fresh seeds per request at the same node, clear of Sample
 
 
 @dataclass(slots=True)
-class Memory:
+class Memory(Generic[S]):
     """Long's memory: the tree of nodes reached so far, which node is current, what each node has
     already been offered (so a repeated proposal is not checked twice) and the proposals still
     waiting to be tried there. The conversation itself is in the trace."""
 
-    root: Node[Any]
-    current: Node[Any]
+    root: Node[S]
+    current: Node[S]
     tried: dict[int, int] = field(default_factory=dict)
     requests: dict[int, int] = field(default_factory=dict)
     offered: dict[int, set[str]] = field(default_factory=dict)
     pending: dict[int, list[Thought]] = field(default_factory=dict)
     visited: set[Any] = field(default_factory=set)
 
-    def exhausted(self, node: Node[Any], max_children: int) -> bool:
+    def exhausted(self, node: Node[S], max_children: int) -> bool:
         return self.tried.get(node.id, 0) >= max_children
 
 
@@ -69,10 +70,10 @@ def _reseeded(generator: Generator, attempt: int) -> Generator:
     return dataclasses.replace(generator, params=dataclasses.replace(params, seed=seed))
 
 
-async def long_search(task: Task[Any], puzzle: str, generator: Generator, client: LMClient | None, *,
+async def long_search(task: Task[S], puzzle: str, generator: Generator, client: LMClient | None, *,
                       max_children: int = DEFAULT_CHILDREN, max_rounds: int = DEFAULT_ROUNDS,
                       depth: int | None = None, evaluator: Evaluator | None = None,
-                      trace: Trace | None = None, usage: Usage | None = None) -> SearchResult:
+                      trace: Trace | None = None, usage: Usage | None = None) -> SearchResult[S]:
     """Long's controller. With ``evaluator`` (e.g. the exact oracle, for an upper bound), the
     proposals of a node are tried in non-increasing score order and those scoring below its
     ``prune_below`` are dropped; without one (Long), in the generator's order."""
@@ -86,8 +87,8 @@ def _check_limits(max_children: int, max_rounds: int) -> None:
         raise ValueError("the controller needs at least one child per node and one round")
 
 
-async def search_long(run: Expansion, *, max_children: int = DEFAULT_CHILDREN, max_rounds: int = DEFAULT_ROUNDS,
-                      depth: int | None = None) -> SearchResult:
+async def search_long(run: Expansion[S], *, max_children: int = DEFAULT_CHILDREN, max_rounds: int = DEFAULT_ROUNDS,
+                      depth: int | None = None) -> SearchResult[S]:
     """Long's controller on a run's gated step; the run's evaluator (None: Long's own, no
     ranking) orders and prunes the proposals of a node before its rounds try them."""
     _check_limits(max_children, max_rounds)
@@ -99,7 +100,7 @@ async def search_long(run: Expansion, *, max_children: int = DEFAULT_CHILDREN, m
     mem = Memory(root, root, visited={root.state})
     run.reach(root)
 
-    async def next_proposal(node: Node[Any]) -> Thought | None:
+    async def next_proposal(node: Node[S]) -> Thought | None:
         queue = mem.pending.setdefault(node.id, [])
         if not queue:
             attempt = mem.requests.get(node.id, 0)
@@ -114,7 +115,7 @@ async def search_long(run: Expansion, *, max_children: int = DEFAULT_CHILDREN, m
             queue.extend(await _ranked(node, fresh) if evaluator is not None else fresh)
         return queue.pop(0) if queue else None
 
-    async def _ranked(node: Node[Any], thoughts: list[Thought]) -> list[Thought]:
+    async def _ranked(node: Node[S], thoughts: list[Thought]) -> list[Thought]:
         assert evaluator is not None
         probes = [p for p in (run.probe(node, th) for th in thoughts) if p is not None]
         await run.score_probes(probes)
@@ -152,8 +153,8 @@ async def search_long(run: Expansion, *, max_children: int = DEFAULT_CHILDREN, m
     return run.result(None, None, "rounds")
 
 
-def _step(run: Expansion, mem: Memory, node: Node[Any], thought: Thought,
-          max_depth: int) -> tuple[Node[Any], str] | None:
+def _step(run: Expansion[S], mem: Memory[S], node: Node[S], thought: Thought,
+          max_depth: int) -> tuple[Node[S], str] | None:
     """Gate one proposal; a valid one becomes the current node. Returns a verified solution."""
     child = run.gate_one(node, thought)
     if child is None:

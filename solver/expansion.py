@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Generic, Hashable, Literal, Sequence, TypeVar
 
 from solver.budget import Usage
 from solver.capabilities import (
@@ -38,21 +38,22 @@ from solver.trace import Trace
 from verifiers.report import AnswerReport, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
+S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["Expansion", "SearchResult", "rule_failure", "run_usage"]
 
 
 @dataclass(slots=True)
-class SearchResult:
+class SearchResult(Generic[S]):
     answer: str | None
     verified: bool
     stopped_by: str | None = None  # the budget that ended the search, if any
-    solution: Node[Any] | None = None
+    solution: Node[S] | None = None
     proposed: int = 0
     rejected: int = 0
     expanded: int = 0
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
-    best: Node[Any] | None = None  # the deepest state search reached (first reached on ties)
+    best: Node[S] | None = None  # the deepest state search reached (first reached on ties)
     report: AnswerReport | None = None  # every check of the answer; verified == report.verified
     # True only when a complete search (solver/complete.py) visited every state of the tree
     # and found no answer, with no budget or depth cut: a proof that none exists.
@@ -120,13 +121,13 @@ def run_usage(client: LMClient | None) -> Usage:
     return Usage(model=client.backend.model if client is not None else "")
 
 
-class Expansion:
+class Expansion(Generic[S]):
     """One search run's gated step. The run's own model session (``model``; None without a
     client) counts this run's usage against its budget and writes this run's failed model calls
     into its trace, whoever else shares the client. ``evaluator`` None: a search that scores
     nothing (Long's controller without the oracle)."""
 
-    def __init__(self, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator | None,
+    def __init__(self, task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator | None,
                  client: LMClient | None, trace: Trace | None = None, usage: Usage | None = None,
                  gate: bool = True) -> None:
         _check_client(client)
@@ -143,12 +144,12 @@ class Expansion:
         self.usage = usage if usage is not None else run_usage(client)
         self.model: Session | None = None if client is None else client.session(self.usage, trace_sink(self.trace))
         self.nodes = NodeFactory()
-        self.best: Node[Any] | None = None
+        self.best: Node[S] | None = None
         self.reports: dict[str, AnswerReport] = {}
         self._root: tuple[Any, bool] | None = None  # the root state and whether it came solved (_root_state)
         self.proposed = self.rejected = self.expanded = 0
         self.checks = 0  # calls of task.check: one per thought met (a probe's verdict is reused)
-        self._probed: dict[tuple[int, str], tuple[Verdict[Any], str | None]] = {}
+        self._probed: dict[tuple[int, str], tuple[Verdict[S], str | None]] = {}
         self.limited = find(task, LimitedMoves)
         self.depth_cut = False  # the depth limit cut a state that may still have had legal steps
         self.not_tried = 0
@@ -163,7 +164,7 @@ class Expansion:
         self.trace.emit("search", task=self.task.name, puzzle=self.puzzle, options=_task_options(self.task),
                         method=method, **fields)
 
-    def root(self) -> Node[Any]:
+    def root(self) -> Node[S]:
         """The root node, ``solved`` when the puzzle came solved (see ``solved_at_start``), as
         its ``root`` event says (``solved: true``)."""
         state, solved = self._root_state()
@@ -185,7 +186,7 @@ class Expansion:
             self._root = (state, solved)
         return self._root
 
-    def solved_at_start(self, method: str) -> SearchResult | None:
+    def solved_at_start(self, method: str) -> SearchResult[S] | None:
         """A puzzle given already solved (a full Sudoku, a planning problem whose goal holds at
         the start): its root's answer passes the puzzle's exact rules (``rule_failure``). Then
         the run is that answer, with no step (``search`` and ``root`` events, the answer re-checked
@@ -234,16 +235,16 @@ class Expansion:
         """Charge one search step to the budget (BudgetExhausted when it allows no more)."""
         self.usage.check_step()
 
-    async def expand(self, node: Node[Any]) -> list[Node[Any]]:
+    async def expand(self, node: Node[S]) -> list[Node[S]]:
         """Generate, gate and deduplicate the children of ``node``."""
         return self.gate_all(node, await self.generate(node))
 
-    async def generate(self, node: Node[Any]) -> list[Thought]:
+    async def generate(self, node: Node[S]) -> list[Thought]:
         """One search step: the generator's thoughts for ``node`` (not yet checked)."""
         self.step()
         return await self.propose(node)
 
-    async def propose(self, node: Node[Any], *, request: int | None = None,
+    async def propose(self, node: Node[S], *, request: int | None = None,
                       generator: Generator | None = None) -> list[Thought]:
         """The generator's thoughts for ``node`` without charging a step (Long's controller
         charges its rounds); ``request`` numbers repeated requests at one node in the trace,
@@ -259,7 +260,7 @@ class Expansion:
             self._note_cut(node)
         return thoughts
 
-    def _note_cut(self, node: Node[Any]) -> None:
+    def _note_cut(self, node: Node[S]) -> None:
         """An enumerating generator met a limit at ``node``: count what it left out, say so in
         the trace (``incomplete``), and remember it, so that the run never claims completeness."""
         assert self.limited is not None
@@ -274,7 +275,7 @@ class Expansion:
 
     # ---- the gate ------------------------------------------------------------------------------
 
-    def _verdict(self, node: Node[Any], thought: Thought) -> tuple[Verdict[Any], str | None]:
+    def _verdict(self, node: Node[S], thought: Thought) -> tuple[Verdict[S], str | None]:
         """The exact check of ``thought`` at ``node`` (the one call of ``task.check`` in the
         core) and, when the gate is off and let a refused thought in, the gate's reason. With the
         gate off (the paper's behaviour, for ablations; the task is Unchecked) a refused thought
@@ -291,13 +292,13 @@ class Expansion:
                 return loose, verdict.reason
         return verdict, None
 
-    def _refused(self, node: Node[Any], thought: Thought, verdict: Invalid) -> None:
+    def _refused(self, node: Node[S], thought: Thought, verdict: Invalid) -> None:
         self.proposed += 1
         self.rejected += 1
         self.trace.emit("proposal", parent=node.id, thought=thought.text, prior=thought.prior)
         self.trace.emit("verdict", parent=node.id, thought=thought.text, verdict="invalid", reason=verdict.reason)
 
-    def gate_one(self, node: Node[Any], thought: Thought) -> Node[Any] | None:
+    def gate_one(self, node: Node[S], thought: Thought) -> Node[S] | None:
         """Check one thought proposed for ``node``: None when the gate refuses it, else the new
         child node (not yet deduplicated; see ``duplicate``)."""
         verdict, gate_reason = self._verdict(node, thought)
@@ -318,12 +319,12 @@ class Expansion:
                             reason=verdict.note or None, state=self.task.describe(child.state))
         return child
 
-    def gate_all(self, node: Node[Any], thoughts: Sequence[Thought]) -> list[Node[Any]]:
+    def gate_all(self, node: Node[S], thoughts: Sequence[Thought]) -> list[Node[S]]:
         """Gate ``thoughts`` proposed for ``node`` and drop repeated states among them.
         Synchronous, so BFS can gate its frontier in order after generating concurrently: node
         ids and the trace then do not depend on which model call finished first (a live run and
         its replay give the same trace)."""
-        children: list[Node[Any]] = []
+        children: list[Node[S]] = []
         seen: set[Any] = set()
         for thought in thoughts:
             child = self.gate_one(node, thought)
@@ -331,7 +332,7 @@ class Expansion:
                 children.append(child)
         return children
 
-    def duplicate(self, child: Node[Any], seen: set[Any], *, remember: bool = True) -> bool:
+    def duplicate(self, child: Node[S], seen: set[Any], *, remember: bool = True) -> bool:
         """Whether ``child``'s state is in ``seen`` (then traced as cut); else it is added to
         ``seen`` unless ``remember`` is False (the caller adds it once it keeps the child)."""
         if child.state in seen:
@@ -341,7 +342,7 @@ class Expansion:
             seen.add(child.state)
         return False
 
-    def probe(self, node: Node[Any], thought: Thought) -> Node[Any] | None:
+    def probe(self, node: Node[S], thought: Thought) -> Node[S] | None:
         """Check ``thought`` at ``node`` so that it can be scored before any round tries it:
         None (recorded as a refused proposal) when the gate refuses it, else a probe node (id -1,
         not part of the tree). The verdict is kept, so ``gate_one`` of the same thought there
@@ -361,7 +362,7 @@ class Expansion:
             raise ValueError("this search was started without an evaluator and cannot score states")
         return self.evaluator
 
-    async def score(self, nodes: list[Node[Any]]) -> None:
+    async def score(self, nodes: list[Node[S]]) -> None:
         """Score ``nodes`` through the evaluator (each node's ``score`` and ``detail``). A
         model-free evaluator (one that declares ``needs.model`` false, such as the exact oracle or
         the planning oracle's planner calls) under a seconds budget scores one node at a time, the
@@ -381,7 +382,7 @@ class Expansion:
             nd.score, nd.detail = score, detail
             self.trace.emit("score", node=nd.id, score=score, detail=detail)
 
-    async def score_probes(self, probes: list[Node[Any]]) -> None:
+    async def score_probes(self, probes: list[Node[S]]) -> None:
         """Score probe nodes (see ``probe``); each event names the parent and thought, and the
         probe's state lets ``tot audit`` judge the scored thought against the exact oracle."""
         if not probes:
@@ -395,37 +396,37 @@ class Expansion:
 
     # ---- what the search decided, in the trace ---------------------------------------------------
 
-    def keep(self, node: Node[Any], **extra: object) -> None:
+    def keep(self, node: Node[S], **extra: object) -> None:
         """The search goes on from ``node`` (a ``keep`` event with its score; ``extra`` fields,
         such as the beam's ``log_weight``, after it; ``score=`` overrides the node's)."""
         self.trace.emit("keep", node=node.id, **{"score": node.score, **extra})
 
-    def cut(self, node: Node[Any], why: CutReason, **extra: object) -> None:
+    def cut(self, node: Node[S], why: CutReason, **extra: object) -> None:
         """The search leaves ``node`` (a ``cut`` event saying why)."""
         self.trace.emit("cut", node=node.id, why=why, **extra)
 
-    def cut_thought(self, parent: Node[Any], thought: str, why: CutReason, score: float | None) -> None:
+    def cut_thought(self, parent: Node[S], thought: str, why: CutReason, score: float | None) -> None:
         """A thought judged and left before it became a node (Long's controller ranks proposals
         before trying them)."""
         self.trace.emit("cut", parent=parent.id, thought=thought, why=why, score=score)
 
-    def backtrack(self, node: Node[Any], to: Node[Any], **extra: object) -> None:
+    def backtrack(self, node: Node[S], to: Node[S], **extra: object) -> None:
         """The search returns from ``node`` to ``to``, whose state is held as it was."""
         self.trace.emit("backtrack", node=node.id, to=to.id, state=self.task.describe(to.state), **extra)
 
-    def new_round(self, number: int, node: Node[Any], **extra: object) -> None:
+    def new_round(self, number: int, node: Node[S], **extra: object) -> None:
         """A round of a search that works in rounds (Long's controller, MCTS's iterations, the
         beam's runs) begins, or ends with ``extra`` (MCTS: the path and its reward), at ``node``."""
         self.trace.emit("round", round=number, node=node.id, depth=node.depth, **extra)
 
     # ---- answers -------------------------------------------------------------------------------
 
-    def reach(self, node: Node[Any]) -> None:
+    def reach(self, node: Node[S]) -> None:
         """Remember the deepest node reached (tasks such as crosswords report it when unsolved)."""
         if self.best is None or node.depth > self.best.depth:
             self.best = node
 
-    def first_answer(self, children: list[Node[Any]]) -> tuple[Node[Any], str] | None:
+    def first_answer(self, children: list[Node[S]]) -> tuple[Node[S], str] | None:
         """The first solved child whose answer the re-check accepts (see ``accept``), if any."""
         for child in children:
             if child.solved:
@@ -434,7 +435,7 @@ class Expansion:
                     return child, answer
         return None
 
-    def accept(self, node: Node[Any]) -> str | None:
+    def accept(self, node: Node[S]) -> str | None:
         """Re-check a solved node's answer from the puzzle text alone. An answer that breaks a rule
         is refused (None; search goes on). Otherwise it is returned, and its report says whether it
         is verified (a crossword without an answer key is returned, never verified)."""
@@ -450,7 +451,7 @@ class Expansion:
                         reason=report.reason, report=report.to_json())
         return answer
 
-    def cut_at_depth(self, node: Node[Any]) -> None:
+    def cut_at_depth(self, node: Node[S]) -> None:
         """``node`` lies at the search's depth limit and is not expanded: said in the trace (a
         ``cut``, why ``depth``) and remembered where it may lose something (a task that enumerates
         its steps says whether any is left; one that cannot is taken to have some), so that the
@@ -466,10 +467,10 @@ class Expansion:
         enumeration limit's cut is counted in ``result``, which says it)."""
         return searched_all and self.generator.exhaustive and not self.depth_cut
 
-    def result(self, solution: Node[Any] | None, answer: str | None, stopped_by: str | None,
+    def result(self, solution: Node[S] | None, answer: str | None, stopped_by: str | None,
                error: str | None = None, searched_all: bool = False,
                visits: dict[int, int] | None = None, answers: list[str] | None = None,
-               answers_note: str | None = None) -> SearchResult:
+               answers_note: str | None = None) -> SearchResult[S]:
         """The run's result, traced as its ``end`` event; ``searched_all``: the search ran out of
         states (the step decides whether that is a proof, ``proves``); ``answers``: every accepted
         answer, when the search was asked for several (each one passed ``accept``)."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, Hashable, TypeVar
 
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
@@ -39,6 +39,7 @@ from solver.node import Node
 from solver.search_common import Steppable, Transpositions, quantise
 from solver.search_options import option
 
+S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["DEFAULT_ANSWERS", "DEFAULT_EXPLORATION", "DEFAULT_ITERATIONS", "DEFAULT_ROLLOUT_DEPTH", "Mcts",
            "MctsOptions", "search_mcts"]
 
@@ -61,13 +62,13 @@ class MctsOptions:
 
 
 @dataclass(slots=True)
-class _Stats:
+class _Stats(Generic[S]):
     """One tree node's counts: visits, the sum of rewards backed up through it, its children
     once expanded (None before), and whether it is a dead end."""
 
     visits: int = 0
     total: float = 0.0
-    children: list[Node[Any]] | None = None
+    children: list[Node[S]] | None = None
     dead: bool = False
 
 
@@ -90,11 +91,11 @@ class _Scale:
         return (v - self.low) / (self.high - self.low)
 
 
-class Mcts(Steppable):
+class Mcts(Steppable[S]):
     """MCTS as one object: ``step`` runs one iteration; the run can be saved between two
     iterations and resumed (``solver.search_common.Steppable``)."""
 
-    def __init__(self, run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
+    def __init__(self, run: Expansion[S], *, iterations: int = DEFAULT_ITERATIONS,
                  exploration: float = DEFAULT_EXPLORATION, rollout_depth: int = DEFAULT_ROLLOUT_DEPTH,
                  depth: int | None = None, seed: int = 0, answers: int = DEFAULT_ANSWERS) -> None:
         if iterations < 1:
@@ -115,19 +116,19 @@ class Mcts(Steppable):
                   **({"answers": answers} if answers > 1 else {}))
         self.rng = random.Random(seed)
         self.scale = _Scale()
-        self.held = Transpositions()
-        self.stats: dict[int, _Stats] = {}
+        self.held: Transpositions[S] = Transpositions()
+        self.stats: dict[int, _Stats[S]] = {}
         self.root = run.root()
         self.held.fresh(self.root)
         self.stats[self.root.id] = _Stats()
         run.reach(self.root)
         self.round = 1  # the next iteration's number
-        self.found: tuple[Node[Any], str] | None = None
-        self.seen: dict[str, Node[Any]] = {}  # answers > 1: every accepted answer so far -> its state
+        self.found: tuple[Node[S], str] | None = None
+        self.seen: dict[str, Node[S]] = {}  # answers > 1: every accepted answer so far -> its state
         self.stopped: str | None = None
         self.done = False
 
-    def _uct(self, parent: Node[Any], child: Node[Any]) -> float:
+    def _uct(self, parent: Node[S], child: Node[S]) -> float:
         """The evaluator's value counts as one visit's reward (a prior), so a child never visited
         ranks by its value and children judged hopeless are not all tried before a good one is
         visited again."""
@@ -135,7 +136,7 @@ class Mcts(Steppable):
         mean = (self.scale.of(child.score) + s.total) / (1 + s.visits)
         return mean + self.exploration * math.sqrt(math.log(1 + self.stats[parent.id].visits) / (1 + s.visits))
 
-    def _select(self) -> list[Node[Any]]:
+    def _select(self) -> list[Node[S]]:
         path = [self.root]
         while True:
             node = path[-1]
@@ -149,7 +150,7 @@ class Mcts(Steppable):
             if self.stats[live[best].id].visits == 0:
                 return path
 
-    def _mark_dead(self, path: list[Node[Any]]) -> None:
+    def _mark_dead(self, path: list[Node[S]]) -> None:
         for node in reversed(path):
             s = self.stats[node.id]
             if s.children is not None and all(self.stats[c.id].dead for c in s.children):
@@ -157,7 +158,7 @@ class Mcts(Steppable):
             else:
                 return
 
-    async def _expand(self, node: Node[Any]) -> tuple[list[Node[Any]], tuple[Node[Any], str] | None]:
+    async def _expand(self, node: Node[S]) -> tuple[list[Node[S]], tuple[Node[S], str] | None]:
         """The node's children (gated, new, within the depth limit, scored) or its answer. Asked
         for several answers: every new accepted answer among the children is kept (``seen``),
         the first of them returned, and the other children are still the node's children."""
@@ -181,7 +182,7 @@ class Mcts(Steppable):
             self.scale.add(child.score)
         return fresh, hit
 
-    async def _rollout(self, children: list[Node[Any]]) -> tuple[float, tuple[Node[Any], str] | None]:
+    async def _rollout(self, children: list[Node[S]]) -> tuple[float, tuple[Node[S], str] | None]:
         """Up to ``rollout_depth`` random gated steps from a new leaf whose ``children`` are
         known (the first step picks one of them): (reward, the answer if one was reached)."""
         run, rng = self.run, self.rng
@@ -202,7 +203,7 @@ class Mcts(Steppable):
             self.scale.add(last.score)
         return self.scale.of(last.score), None
 
-    def _backup(self, path: list[Node[Any]], reward: float, round_no: int) -> None:
+    def _backup(self, path: list[Node[S]], reward: float, round_no: int) -> None:
         for node in path:
             s = self.stats[node.id]
             s.visits += 1
@@ -255,7 +256,7 @@ class Mcts(Steppable):
         if not children:
             self._mark_dead(path)
 
-    def finish(self) -> SearchResult:
+    def finish(self) -> SearchResult[S]:
         run, stats, root, seen, stopped = self.run, self.stats, self.root, self.seen, self.stopped
         for s in stats.values():
             if s.children is not None:
@@ -281,9 +282,9 @@ class Mcts(Steppable):
                           answers=[] if self.answers > 1 else None, answers_note=note)
 
 
-async def search_mcts(run: Expansion, *, iterations: int = DEFAULT_ITERATIONS,
+async def search_mcts(run: Expansion[S], *, iterations: int = DEFAULT_ITERATIONS,
                       exploration: float = DEFAULT_EXPLORATION, rollout_depth: int = DEFAULT_ROLLOUT_DEPTH,
-                      depth: int | None = None, seed: int = 0, answers: int = DEFAULT_ANSWERS) -> SearchResult:
+                      depth: int | None = None, seed: int = 0, answers: int = DEFAULT_ANSWERS) -> SearchResult[S]:
     """UCT for ``iterations`` iterations (or until ``answers`` distinct answers, a budget, or a
     dead root). With ``answers`` > 1 a found answer's state becomes a terminal that is never
     selected again, and the search goes on; the result lists every answer found, the first one

@@ -175,7 +175,7 @@ def check_settings(task: Any, s: Settings) -> None:
 
 
 async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
-                trace: Trace | None = None) -> SearchResult:
+                trace: Trace | None = None) -> SearchResult[Any]:
     """One puzzle with its own usage counters and budget (the client and its cache may be shared,
     also by runs going on at the same time), by the search registered as ``s.search.method``."""
     o = s.search
@@ -210,6 +210,6 @@ class RunStopped(ServerUnavailable):
     """A run ended by a server that stopped answering (or refused every connection): ``result``
     holds what the search had done so far (stopped_by "server", its trace ended)."""
 
-    def __init__(self, result: SearchResult, message: str) -> None:
+    def __init__(self, result: SearchResult[Any], message: str) -> None:
         super().__init__(message)
         self.result = result

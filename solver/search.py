@@ -8,7 +8,7 @@ re-verified from the original puzzle text alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Hashable, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
@@ -22,6 +22,7 @@ from solver.search_options import option
 from solver.task import Task
 from solver.trace import Trace
 
+S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["DECIMALS", "DEFAULT_BREADTH", "BfsOptions", "DfsOptions", "SearchResult", "bfs", "dfs", "quantise",
            "ranked", "search_bfs", "search_dfs"]
 
@@ -45,18 +46,18 @@ class DfsOptions:
     dfs_children: int | None = option(None, "children tried per node, best first (default: all)", at_least=1)
 
 
-async def bfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
+async def bfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
               client: LMClient | None, *, breadth: int = DEFAULT_BREADTH, depth: int | None = None,
               early_stop: bool = True, trace: Trace | None = None,
-              usage: Usage | None = None, gate: bool = True) -> SearchResult:
+              usage: Usage | None = None, gate: bool = True) -> SearchResult[S]:
     """BFS with beam ``breadth`` for ``depth`` levels (default: the task's maximum).
     ``gate=False`` lets rejected thoughts in through the task's ``apply_unchecked`` (ablation)."""
     run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage, gate)
     return await search_bfs(run, breadth=breadth, depth=depth, early_stop=early_stop)
 
 
-async def search_bfs(run: Expansion, *, breadth: int = DEFAULT_BREADTH, depth: int | None = None,
-                     early_stop: bool = True) -> SearchResult:
+async def search_bfs(run: Expansion[S], *, breadth: int = DEFAULT_BREADTH, depth: int | None = None,
+                     early_stop: bool = True) -> SearchResult[S]:
     """The order of ``bfs`` on a run's gated step: level by level, the best ``breadth`` states
     of each level (by quantised score, ties in generation order) go on to the next."""
     if breadth < 1:
@@ -66,12 +67,12 @@ async def search_bfs(run: Expansion, *, breadth: int = DEFAULT_BREADTH, depth: i
               evaluator=run.evaluator.name if run.evaluator is not None else None)
     frontier = [run.root()]
     run.reach(frontier[0])
-    found: tuple[Node[Any], str] | None = None
+    found: tuple[Node[S], str] | None = None
     try:
         for _level in range(depth or task.max_depth):
             proposals = await gather_all(*(run.generate(nd) for nd in frontier))
             groups = [run.gate_all(nd, ths) for nd, ths in zip(frontier, proposals, strict=True)]
-            candidates: list[Node[Any]] = []
+            candidates: list[Node[S]] = []
             seen: set[Any] = set()
             for group in groups:
                 candidates.extend(child for child in group if not run.duplicate(child, seen))
@@ -108,10 +109,10 @@ async def search_bfs(run: Expansion, *, breadth: int = DEFAULT_BREADTH, depth: i
     return run.result(found[0] if found else None, found[1] if found else None, None)
 
 
-async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator,
+async def dfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
               client: LMClient | None, *, depth: int | None = None, prune_below: float | None = None,
               max_children: int | None = None, trace: Trace | None = None,
-              usage: Usage | None = None, gate: bool = True) -> SearchResult:
+              usage: Usage | None = None, gate: bool = True) -> SearchResult[S]:
     """DFS: children in non-increasing score order; a child scoring below ``prune_below`` is
     pruned; an exhausted subtree backtracks to its parent, whose state is still held as it was.
     ``max_children`` caps how many children of one node are tried (Long's C)."""
@@ -119,8 +120,8 @@ async def dfs(task: Task[Any], puzzle: str, generator: Generator, evaluator: Eva
     return await search_dfs(run, depth=depth, prune_below=prune_below, max_children=max_children)
 
 
-async def search_dfs(run: Expansion, *, depth: int | None = None, prune_below: float | None = None,
-                     max_children: int | None = None) -> SearchResult:
+async def search_dfs(run: Expansion[S], *, depth: int | None = None, prune_below: float | None = None,
+                     max_children: int | None = None) -> SearchResult[S]:
     """The order of ``dfs`` on a run's gated step: best-scored child first, prune, backtrack."""
     task, evaluator = run.task, run.require_evaluator()
     threshold = evaluator.prune_below if prune_below is None else prune_below
@@ -128,7 +129,7 @@ async def search_dfs(run: Expansion, *, depth: int | None = None, prune_below: f
     run.start("tot-dfs", depth=max_depth, prune_below=threshold, generator=run.generator.name,
               evaluator=evaluator.name)
 
-    async def visit(node: Node[Any]) -> tuple[Node[Any], str] | None:
+    async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
         run.reach(node)
         children = await run.expand(node)
         solved = [c for c in children if c.solved]

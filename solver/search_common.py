@@ -23,15 +23,16 @@ from __future__ import annotations
 
 import math
 import pickle
-from typing import Any, Sequence, TypeVar
+from typing import Any, Generic, Hashable, Sequence, TypeVar
 
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
 
+S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["CHECKPOINT_FORMAT", "DECIMALS", "Steppable", "Transpositions", "quantise", "ranked"]
 
 CHECKPOINT_FORMAT = 1  # bumped when what a checkpoint holds changes; an older one is refused in one line
-_S = TypeVar("_S", bound="Steppable")
+_S = TypeVar("_S", bound="Steppable[Any]")
 
 DECIMALS = 3  # scores equal to 3 decimal places are ties, broken by the generator's order
 
@@ -44,13 +45,13 @@ def quantise(score: float | None, decimals: int = DECIMALS) -> float:
     return round(score or 0.0, decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
-def ranked(nodes: Sequence[Node[Any]], decimals: int = DECIMALS) -> list[Node[Any]]:
+def ranked(nodes: Sequence[Node[S]], decimals: int = DECIMALS) -> list[Node[S]]:
     """Best first by quantised score; ties keep the given order (generation order)."""
     order = sorted(range(len(nodes)), key=lambda i: (-quantise(nodes[i].score, decimals), i))
     return [nodes[i] for i in order]
 
 
-class Transpositions:
+class Transpositions(Generic[S]):
     """The states a search already holds, with the smallest depth each was reached at: a state
     reached again no shallower adds nothing (its subtree is searched, or being searched, with at
     least as much depth left)."""
@@ -58,7 +59,7 @@ class Transpositions:
     def __init__(self) -> None:
         self.depth: dict[Any, int] = {}
 
-    def fresh(self, node: Node[Any]) -> bool:
+    def fresh(self, node: Node[S]) -> bool:
         """Whether ``node``'s state is new here (or now reached shallower); it is then held."""
         known = self.depth.get(node.state)
         if known is not None and known <= node.depth:
@@ -66,11 +67,11 @@ class Transpositions:
         self.depth[node.state] = node.depth
         return True
 
-    def open_children(self, run: Expansion, children: list[Node[Any]], max_depth: int) -> list[Node[Any]]:
+    def open_children(self, run: Expansion[S], children: list[Node[S]], max_depth: int) -> list[Node[S]]:
         """The children worth a judgement. Left out, each said in the trace but the first: a
         solved state (reaching here, its answer failed the re-check: nothing below it), a
         duplicate (``fresh``), one at the depth limit (``Expansion.cut_at_depth``)."""
-        out: list[Node[Any]] = []
+        out: list[Node[S]] = []
         for child in children:
             if child.solved:
                 continue
@@ -83,24 +84,24 @@ class Transpositions:
         return out
 
 
-class Steppable:
+class Steppable(Generic[S]):
     """A search whose whole state is this object (the run's gated step aside, ``run``): ``step``
     does one unit of the search (an expansion, an iteration) and says whether it is over,
     ``finish`` gives the result, ``checkpoint`` saves the state between two steps and ``resume``
     takes it up on a new run of the same task, puzzle and parts. Subclasses set ``run`` in
     ``__init__`` (after which the search has begun: its ``search`` and ``root`` events are written)."""
 
-    run: Expansion
+    run: Expansion[S]
 
     async def step(self) -> bool:
         """One unit of the search; True when the search is over (``finish`` then gives its result)."""
         raise NotImplementedError
 
-    def finish(self) -> SearchResult:
+    def finish(self) -> SearchResult[S]:
         """The result, once ``step`` said the search is over."""
         raise NotImplementedError
 
-    async def to_end(self) -> SearchResult:
+    async def to_end(self) -> SearchResult[S]:
         """Step until the search is over; its result."""
         while not await self.step():
             pass
@@ -121,7 +122,7 @@ class Steppable:
                              "books": self.run.books()}, protocol=pickle.HIGHEST_PROTOCOL)
 
     @classmethod
-    def resume(cls: type[_S], data: bytes, run: Expansion) -> _S:
+    def resume(cls: type[_S], data: bytes, run: Expansion[Any]) -> _S:
         """The search ``checkpoint`` saved, going on in ``run`` (a new Expansion of the same task,
         puzzle, generator, evaluator and kind of client, not yet started; its trace receives the
         events from here on). ValueError in one line for another search's or format's checkpoint."""

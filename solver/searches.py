@@ -10,7 +10,7 @@ line, ``tot list --json`` and ``run_search`` take them from there::
     class RandomFirstOptions:
         tries: int = option(3, "random orders tried from the root", at_least=1)
 
-    async def random_first(run: Expansion, settings: SearchSettings) -> SearchResult:
+    async def random_first(run: Expansion[Any], settings: SearchSettings) -> SearchResult[Any]:
         tries = settings.own(RandomFirstOptions).tries
         ...
 
@@ -47,7 +47,7 @@ __all__ = ["COMMON_OPTIONS", "ENTRY_POINTS", "SEARCHES", "Search", "SearchFn", "
 
 ENTRY_POINTS = "tot.searches"
 
-SearchFn = Callable[[Expansion, SearchSettings], Awaitable[SearchResult]]
+SearchFn = Callable[[Expansion[Any], SearchSettings], Awaitable[SearchResult[Any]]]
 """A search order: ``(run, settings) -> result``; ``settings.own(ItsOptions)`` gives its options."""
 
 
@@ -76,43 +76,43 @@ class Search:
         """Whether this search scores with the evaluator called ``name``."""
         return self.evaluators is None or name in self.evaluators
 
-    async def __call__(self, run: Expansion, options: SearchSettings) -> SearchResult:
+    async def __call__(self, run: Expansion[Any], options: SearchSettings) -> SearchResult[Any]:
         """The search's result; a puzzle given already solved is answered at its root, without
         the search (``Expansion.solved_at_start``)."""
         done = run.solved_at_start(self.name)
         return done if done is not None else await self.run(run, options)
 
 
-async def _bfs(run: Expansion, s: SearchSettings) -> SearchResult:
+async def _bfs(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
     o = s.own(BfsOptions)
     return await search_bfs(run, breadth=o.breadth, depth=s.depth, early_stop=o.early_stop)
 
 
-async def _dfs(run: Expansion, s: SearchSettings) -> SearchResult:
+async def _dfs(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
     o = s.own(DfsOptions)
     return await search_dfs(run, depth=s.depth, prune_below=o.prune_below, max_children=o.dfs_children)
 
 
-async def _complete(run: Expansion, s: SearchSettings) -> SearchResult:
+async def _complete(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
     return await search_complete(run, depth=s.depth)
 
 
-async def _long(run: Expansion, s: SearchSettings) -> SearchResult:
+async def _long(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
     o = s.own(LongOptions)
     return await search_long(run, max_children=o.max_children, max_rounds=o.max_rounds, depth=s.depth)
 
 
-async def _best_first(run: Expansion, s: SearchSettings) -> SearchResult:
+async def _best_first(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
     return await search_best_first(run, depth=s.depth)
 
 
-async def _mcts(run: Expansion, s: SearchSettings) -> SearchResult:
+async def _mcts(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
     o = s.own(MctsOptions)
     return await search_mcts(run, iterations=o.iterations, exploration=o.exploration,
                              rollout_depth=o.rollout_depth, depth=s.depth, seed=s.seed, answers=o.answers)
 
 
-async def _beam(run: Expansion, s: SearchSettings) -> SearchResult:
+async def _beam(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
     o = s.own(BeamOptions)
     return await search_beam(run, beam=o.breadth, candidates=o.candidates, mix=o.mix, tau=o.tau, decay=o.decay,
                              runs=o.beam_runs, depth=s.depth, seed=s.seed)
@@ -218,7 +218,7 @@ def declared_options() -> dict[str, DeclaredOption]:
 async def run_search(name: str, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator | None,
                      client: LMClient | None = None, *, trace: Trace | None = None, usage: Usage | None = None,
                      gate: bool = True, depth: int | None = None, seed: int = 0,
-                     **options: OptionValue) -> SearchResult:
+                     **options: OptionValue) -> SearchResult[Any]:
     """One entry point for every registered search, with parts you made (``make_generator``,
     ``make_evaluator`` or your own): ``run_search("mcts", task, "4 9 10 13", gen, ev, iterations=50)``.
     ``options`` are the search's own (``Search.options``) besides ``depth`` and ``seed``; one it
