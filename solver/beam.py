@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Hashable, Sequence, TypeVar
+from typing import Hashable, Sequence, TypeVar
 
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
@@ -149,7 +149,7 @@ async def search_beam(run: Expansion[S], *, beam: int = DEFAULT_BEAM, candidates
         for _level in range(max_depth):
             proposals = await gather_all(*(run.generate(nd) for nd in chains))
             level: list[Node[S]] = []
-            seen: set[Any] = set()
+            seen: set[S] = set()
             for nd, thoughts in zip(chains, proposals, strict=True):
                 for child in run.gate_all(nd, draw(list(thoughts))):
                     if not run.duplicate(child, seen):

@@ -13,7 +13,7 @@ to the generator's order (for ``enumerate``: the checker's enumeration order).
 
 from __future__ import annotations
 
-from typing import Any, Hashable, TypeVar
+from typing import Hashable, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
@@ -46,7 +46,7 @@ async def search_complete(run: Expansion[S], *, depth: int | None = None, decima
     max_depth = depth or task.max_depth
     run.start("tot-complete", depth=max_depth, defer_below=evaluator.prune_below, decimals=decimals,
               generator=run.generator.name, evaluator=evaluator.name)
-    explored: dict[Any, int] = {}  # state -> the most depth left when it was fully explored
+    explored: dict[S, int] = {}  # state -> the most depth left when it was fully explored
 
     async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
         run.reach(node)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Generic, Hashable, TypeVar
+from typing import Generic, Hashable, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
@@ -54,7 +54,7 @@ class Memory(Generic[S]):
     requests: dict[int, int] = field(default_factory=dict)
     offered: dict[int, set[str]] = field(default_factory=dict)
     pending: dict[int, list[Thought]] = field(default_factory=dict)
-    visited: set[Any] = field(default_factory=set)
+    visited: set[S] = field(default_factory=set)
 
     def exhausted(self, node: Node[S], max_children: int) -> bool:
         return self.tried.get(node.id, 0) >= max_children

@@ -9,7 +9,7 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, ClassVar, Protocol, Sequence
+from typing import Any, Awaitable, Callable, ClassVar, Hashable, Protocol, Sequence, TypeVar
 
 from solver.capabilities import HasOracle, Needs, TrainingPrompts, ValuePrompts, VotePrompt, find, no_model, require
 from solver.lm.adapters import trained_for
@@ -18,6 +18,7 @@ from solver.lm.session import Session
 from solver.node import Node
 from solver.task import Task, ValueScale
 
+S = TypeVar("S", bound=Hashable)  # the task's state type
 __all__ = ["EVALUATORS", "Evaluator", "EvaluatorFactory", "Likelihood", "Oracle", "Prior", "RandomOrder", "Value",
            "Vote", "make_evaluator", "parse_vote", "register_evaluator"]
 
@@ -29,12 +30,12 @@ class Evaluator(Protocol):
     name: str
     prune_below: float
 
-    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       model: Session | None) -> list[tuple[float, Any]]:
+    async def __call__(self, task: Task[S], nodes: Sequence[Node[S]],
+                       model: Session | None) -> list[tuple[float, object]]:
         ...
 
 
-_OneState = Callable[[ValuePrompts, Node[Any], Session], Awaitable[tuple[float, Any]]]
+_OneState = Callable[[ValuePrompts, Node[Any], Session], Awaitable[tuple[float, object]]]
 
 
 class _TrainedValue:
@@ -51,8 +52,8 @@ class _TrainedValue:
         return self.prompts.parse_value(text)
 
 
-async def _each_state(name: str, one: _OneState, task: Task[Any], nodes: Sequence[Node[Any]],
-                      model: Session | None) -> list[tuple[float, Any]]:
+async def _each_state(name: str, one: _OneState, task: Task[S], nodes: Sequence[Node[S]],
+                      model: Session | None) -> list[tuple[float, object]]:
     """Value-prompt evaluators: ``one`` per node, concurrently, after the capability and model checks."""
     prompts = require(task, ValuePrompts, f"evaluator `{name}`")
     if model is None:
@@ -75,7 +76,7 @@ class Value:
     prune_below: float = 1.0
     needs: ClassVar[Needs] = Needs((ValuePrompts,), model=True)
 
-    async def _one(self, task: ValuePrompts, node: Node[Any], model: Session) -> tuple[float, Any]:
+    async def _one(self, task: ValuePrompts, node: Node[S], model: Session) -> tuple[float, object]:
         p = self.params
         params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
                            seed=p.seed, chat=self.chat)
@@ -84,8 +85,8 @@ class Value:
         score = sum(self.scale.labels.get(lab, 0.0) for lab in labels if lab is not None)
         return score, {"labels": labels}
 
-    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       model: Session | None) -> list[tuple[float, Any]]:
+    async def __call__(self, task: Task[S], nodes: Sequence[Node[S]],
+                       model: Session | None) -> list[tuple[float, object]]:
         return await _each_state(self.name, self._one, task, nodes, model)
 
 
@@ -100,7 +101,7 @@ class Likelihood:
     prune_below: float = 1.0
     needs: ClassVar[Needs] = Needs((ValuePrompts,), model=True, scores=True)
 
-    async def _one(self, task: ValuePrompts, node: Node[Any], model: Session) -> tuple[float, Any]:
+    async def _one(self, task: ValuePrompts, node: Node[S], model: Session) -> tuple[float, object]:
         labels = list(self.scale.labels)
         lps = await model.score(task.value_prompt(node.state, self.chat), [" " + lab for lab in labels], "value")
         if lps is None:
@@ -112,8 +113,8 @@ class Likelihood:
         score = sum(probs[lab] * self.scale.labels[lab] for lab in labels)
         return score, {"p": {k: round(v, 4) for k, v in probs.items()}}
 
-    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       model: Session | None) -> list[tuple[float, Any]]:
+    async def __call__(self, task: Task[S], nodes: Sequence[Node[S]],
+                       model: Session | None) -> list[tuple[float, object]]:
         return await _each_state(self.name, self._one, task, nodes, model)
 
 
@@ -141,8 +142,8 @@ class Vote:
     prune_below: float = -math.inf
     needs: ClassVar[Needs] = Needs((VotePrompt,), model=True)
 
-    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       model: Session | None) -> list[tuple[float, Any]]:
+    async def __call__(self, task: Task[S], nodes: Sequence[Node[S]],
+                       model: Session | None) -> list[tuple[float, object]]:
         prompt = require(task, VotePrompt, f"evaluator `{self.name}`")
         if model is None:
             raise no_model(f"evaluator `{self.name}`")
@@ -167,8 +168,8 @@ class Prior:
     prune_below: float = -math.inf
     needs: ClassVar[Needs] = Needs()
 
-    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       model: Session | None) -> list[tuple[float, Any]]:
+    async def __call__(self, task: Task[S], nodes: Sequence[Node[S]],
+                       model: Session | None) -> list[tuple[float, object]]:
         return [(nd.prior if nd.prior is not None else 0.0, None) for nd in nodes]
 
 
@@ -180,8 +181,8 @@ class Oracle:
     prune_below: float = 0.5
     needs: ClassVar[Needs] = Needs((HasOracle,))
 
-    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       model: Session | None) -> list[tuple[float, Any]]:
+    async def __call__(self, task: Task[S], nodes: Sequence[Node[S]],
+                       model: Session | None) -> list[tuple[float, object]]:
         exact = require(task, HasOracle, f"evaluator `{self.name}`")
         oracle = exact.oracle
         return [(1.0 if oracle(nd.state) else 0.0, None) for nd in nodes]
@@ -197,9 +198,9 @@ class RandomOrder:
     prune_below: float = -math.inf
     needs: ClassVar[Needs] = Needs()
 
-    async def __call__(self, task: Task[Any], nodes: Sequence[Node[Any]],
-                       model: Session | None) -> list[tuple[float, Any]]:
-        out = []
+    async def __call__(self, task: Task[S], nodes: Sequence[Node[S]],
+                       model: Session | None) -> list[tuple[float, object]]:
+        out: list[tuple[float, object]] = []
         for nd in nodes:
             digest = hashlib.sha256(f"{self.seed}\0{task.describe(nd.state)}".encode()).digest()
             out.append((float(int.from_bytes(digest[:3], "big")), None))  # whole numbers: exact

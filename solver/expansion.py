@@ -146,7 +146,7 @@ class Expansion(Generic[S]):
         self.nodes = NodeFactory()
         self.best: Node[S] | None = None
         self.reports: dict[str, AnswerReport] = {}
-        self._root: tuple[Any, bool] | None = None  # the root state and whether it came solved (_root_state)
+        self._root: tuple[S, bool] | None = None  # the root state and whether it came solved (_root_state)
         self.proposed = self.rejected = self.expanded = 0
         self.checks = 0  # calls of task.check: one per thought met (a probe's verdict is reused)
         self._probed: dict[tuple[int, str], tuple[Verdict[S], str | None]] = {}
@@ -157,7 +157,7 @@ class Expansion(Generic[S]):
 
     # ---- the run's start ------------------------------------------------------------------------
 
-    def start(self, method: str, **fields: Any) -> None:
+    def start(self, method: str, **fields: object) -> None:
         """The ``search`` event: the task, the puzzle and its options (so a trace of a search
         called directly, with no ``start`` event before it, still says what it searched), then
         the search's own ``fields``."""
@@ -173,7 +173,7 @@ class Expansion(Generic[S]):
                         **({"solved": True} if solved else {}))
         return node
 
-    def _root_state(self) -> tuple[Any, bool]:
+    def _root_state(self) -> tuple[S, bool]:
         """The root state, parsed once a run, and whether its answer passes the puzzle's rules."""
         if self._root is None:
             state = self.task.root(self.puzzle)
@@ -325,14 +325,14 @@ class Expansion(Generic[S]):
         ids and the trace then do not depend on which model call finished first (a live run and
         its replay give the same trace)."""
         children: list[Node[S]] = []
-        seen: set[Any] = set()
+        seen: set[S] = set()
         for thought in thoughts:
             child = self.gate_one(node, thought)
             if child is not None and not self.duplicate(child, seen):
                 children.append(child)
         return children
 
-    def duplicate(self, child: Node[S], seen: set[Any], *, remember: bool = True) -> bool:
+    def duplicate(self, child: Node[S], seen: set[S], *, remember: bool = True) -> bool:
         """Whether ``child``'s state is in ``seen`` (then traced as cut); else it is added to
         ``seen`` unless ``remember`` is False (the caller adds it once it keeps the child)."""
         if child.state in seen:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
+from typing import Any, Callable, ClassVar, Hashable, Protocol, TypeVar, runtime_checkable
 
 from solver.capabilities import (
     ChoicePrompt,
@@ -25,6 +25,7 @@ from solver.lm.base import GenParams
 from solver.lm.session import Session
 from solver.task import Task, Thought
 
+S = TypeVar("S", bound=Hashable)  # the task's state type
 __all__ = ["EnumerateChoice", "EnumerateRank", "GENERATORS", "Generator", "GeneratorFactory", "Propose", "Sample",
            "first_thoughts", "make_generator", "register_generator", "step_prompt", "thought_grammar"]
 
@@ -60,7 +61,7 @@ class Generator(Protocol):
     @property
     def log_likelihoods(self) -> bool: ...
 
-    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
+    async def __call__(self, task: Task[S], state: S, model: Session | None) -> list[Thought]:
         ...
 
 
@@ -76,7 +77,7 @@ class Propose:
     log_likelihoods: ClassVar[bool] = False
     grammar: bool = True  # decode under the task's ThoughtGrammar, where it has one
 
-    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
+    async def __call__(self, task: Task[S], state: S, model: Session | None) -> list[Thought]:
         prompts = require(task, ProposePrompts, f"generator `{self.name}`")
         if model is None:
             raise no_model(f"generator `{self.name}`")
@@ -105,7 +106,7 @@ class Sample:
     log_likelihoods: ClassVar[bool] = False
     grammar: bool = True  # decode under the task's ThoughtGrammar, where it has one
 
-    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
+    async def __call__(self, task: Task[S], state: S, model: Session | None) -> list[Thought]:
         prompts = require(task, SamplePrompts, f"generator `{self.name}`")
         if model is None:
             raise no_model(f"generator `{self.name}`")
@@ -158,7 +159,7 @@ class EnumerateRank:
         """Ranked: legal moves, the propose prompt and a model; unranked: legal moves only."""
         return Needs((LegalMoves, ProposePrompts), model=True, scores=True) if self.rank else Needs((LegalMoves,))
 
-    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
+    async def __call__(self, task: Task[S], state: S, model: Session | None) -> list[Thought]:
         moves = require(task, LegalMoves, f"generator `{self.name}`")
         thoughts = list(moves.legal_thoughts(state))
         if not self.rank or not thoughts or model is None:
@@ -190,7 +191,7 @@ class EnumerateChoice:
     log_likelihoods: ClassVar[bool] = False  # its priors are vote counts
     needs: ClassVar[Needs] = Needs((LegalMoves, ChoicePrompt), model=True)
 
-    async def __call__(self, task: Task[Any], state: Any, model: Session | None) -> list[Thought]:
+    async def __call__(self, task: Task[S], state: S, model: Session | None) -> list[Thought]:
         moves = require(task, LegalMoves, f"generator `{self.name}`")
         chooser = require(task, ChoicePrompt, f"generator `{self.name}`")
         thoughts = list(moves.legal_thoughts(state))

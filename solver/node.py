@@ -40,8 +40,8 @@ class NodeFactory:
     def __init__(self, first: int = 0) -> None:
         self.next_id = first  # the id the next node gets (a checkpoint saves it)
 
-    def make(self, state: Any, parent: Node[Any] | None, thought: str = "", prior: float | None = None,
-             solved: bool = False, note: str = "") -> Node[Any]:
+    def make(self, state: S, parent: Node[S] | None, thought: str = "", prior: float | None = None,
+             solved: bool = False, note: str = "") -> Node[S]:
         depth = 0 if parent is None else parent.depth + 1
         node = Node(self.next_id, state, parent, depth, thought, prior, solved, note)
         self.next_id += 1

@@ -8,7 +8,7 @@ re-verified from the original puzzle text alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Hashable, TypeVar
+from typing import Hashable, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
@@ -73,7 +73,7 @@ async def search_bfs(run: Expansion[S], *, breadth: int = DEFAULT_BREADTH, depth
             proposals = await gather_all(*(run.generate(nd) for nd in frontier))
             groups = [run.gate_all(nd, ths) for nd, ths in zip(frontier, proposals, strict=True)]
             candidates: list[Node[S]] = []
-            seen: set[Any] = set()
+            seen: set[S] = set()
             for group in groups:
                 candidates.extend(child for child in group if not run.duplicate(child, seen))
             solved = [c for c in candidates if c.solved]

@@ -57,7 +57,7 @@ class Transpositions(Generic[S]):
     least as much depth left)."""
 
     def __init__(self) -> None:
-        self.depth: dict[Any, int] = {}
+        self.depth: dict[S, int] = {}
 
     def fresh(self, node: Node[S]) -> bool:
         """Whether ``node``'s state is new here (or now reached shallower); it is then held."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Hashable, TypeVar
 
 from solver.beam import BeamOptions, no_likelihood_notice, search_beam
 from solver.best_first import search_best_first
@@ -42,6 +42,7 @@ from solver.settings import SearchSettings
 from solver.task import Task
 from solver.trace import Trace
 
+S = TypeVar("S", bound=Hashable)  # the task's state type
 __all__ = ["COMMON_OPTIONS", "ENTRY_POINTS", "SEARCHES", "Search", "SearchFn", "declared_options", "get_search",
            "register_search", "run_search", "search_names", "DeclaredOption"]
 
@@ -83,36 +84,36 @@ class Search:
         return done if done is not None else await self.run(run, options)
 
 
-async def _bfs(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
+async def _bfs(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
     o = s.own(BfsOptions)
     return await search_bfs(run, breadth=o.breadth, depth=s.depth, early_stop=o.early_stop)
 
 
-async def _dfs(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
+async def _dfs(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
     o = s.own(DfsOptions)
     return await search_dfs(run, depth=s.depth, prune_below=o.prune_below, max_children=o.dfs_children)
 
 
-async def _complete(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
+async def _complete(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
     return await search_complete(run, depth=s.depth)
 
 
-async def _long(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
+async def _long(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
     o = s.own(LongOptions)
     return await search_long(run, max_children=o.max_children, max_rounds=o.max_rounds, depth=s.depth)
 
 
-async def _best_first(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
+async def _best_first(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
     return await search_best_first(run, depth=s.depth)
 
 
-async def _mcts(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
+async def _mcts(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
     o = s.own(MctsOptions)
     return await search_mcts(run, iterations=o.iterations, exploration=o.exploration,
                              rollout_depth=o.rollout_depth, depth=s.depth, seed=s.seed, answers=o.answers)
 
 
-async def _beam(run: Expansion[Any], s: SearchSettings) -> SearchResult[Any]:
+async def _beam(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
     o = s.own(BeamOptions)
     return await search_beam(run, beam=o.breadth, candidates=o.candidates, mix=o.mix, tau=o.tau, decay=o.decay,
                              runs=o.beam_runs, depth=s.depth, seed=s.seed)
@@ -215,10 +216,10 @@ def declared_options() -> dict[str, DeclaredOption]:
     return _merged(list(SEARCHES.values()))
 
 
-async def run_search(name: str, task: Task[Any], puzzle: str, generator: Generator, evaluator: Evaluator | None,
+async def run_search(name: str, task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator | None,
                      client: LMClient | None = None, *, trace: Trace | None = None, usage: Usage | None = None,
                      gate: bool = True, depth: int | None = None, seed: int = 0,
-                     **options: OptionValue) -> SearchResult[Any]:
+                     **options: OptionValue) -> SearchResult[S]:
     """One entry point for every registered search, with parts you made (``make_generator``,
     ``make_evaluator`` or your own): ``run_search("mcts", task, "4 9 10 13", gen, ev, iterations=50)``.
     ``options`` are the search's own (``Search.options``) besides ``depth`` and ``seed``; one it
