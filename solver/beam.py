@@ -35,7 +35,7 @@ from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.session import gather_all
-from solver.node import Node
+from solver.node import Node, SeenStates
 from solver.search_common import quantise
 from solver.search_options import option
 from solver.task import Thought
@@ -149,7 +149,7 @@ async def search_beam(run: Expansion[S], *, beam: int = DEFAULT_BEAM, candidates
         for _level in range(max_depth):
             proposals = await gather_all(*(run.generate(nd) for nd in chains))
             level: list[Node[S]] = []
-            seen: set[S] = set()
+            seen: SeenStates[S] = SeenStates()  # this level's states
             for nd, thoughts in zip(chains, proposals, strict=True):
                 for child in run.gate_all(nd, draw(list(thoughts))):
                     if not run.duplicate(child, seen):

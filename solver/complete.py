@@ -20,7 +20,7 @@ from solver.evaluators import Evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
-from solver.node import Node
+from solver.node import Node, SeenStates
 from solver.search_common import DECIMALS, quantise, ranked
 from solver.task import Task
 from solver.trace import Trace
@@ -46,7 +46,7 @@ async def search_complete(run: Expansion[S], *, depth: int | None = None, decima
     max_depth = depth or task.max_depth
     run.start("tot-complete", depth=max_depth, defer_below=evaluator.prune_below, decimals=decimals,
               generator=run.generator.name, evaluator=evaluator.name)
-    explored: dict[S, int] = {}  # state -> the most depth left when it was fully explored
+    explored: SeenStates[S] = SeenStates()  # the states fully explored, each at its smallest depth
 
     async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
         run.reach(node)
@@ -57,7 +57,7 @@ async def search_complete(run: Expansion[S], *, depth: int | None = None, decima
         open_nodes = [c for c in children if not c.solved]
         fresh = []
         for child in open_nodes:
-            if explored.get(child.state, -1) >= max_depth - child.depth:
+            if explored.known(child):
                 run.cut(child, "duplicate")  # explored before, with no answer
             else:
                 fresh.append(child)
@@ -70,7 +70,7 @@ async def search_complete(run: Expansion[S], *, depth: int | None = None, decima
         good = [c for c in order if quantise(c.score, decimals) >= evaluator.prune_below]
         deferred = [c for c in order if c not in good]  # below the threshold, or NaN: last, never dropped
         for child in good + deferred:
-            if explored.get(child.state, -1) >= max_depth - child.depth:
+            if explored.known(child):
                 run.cut(child, "duplicate")
                 continue
             if child.depth >= max_depth:
@@ -80,7 +80,7 @@ async def search_complete(run: Expansion[S], *, depth: int | None = None, decima
             hit = await visit(child)
             if hit is not None:
                 return hit
-            explored[child.state] = max(explored.get(child.state, -1), max_depth - child.depth)
+            explored.record(child)
             run.backtrack(child, node)
         return None
 

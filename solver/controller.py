@@ -19,7 +19,7 @@ from solver.evaluators import Evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
-from solver.node import Node
+from solver.node import Node, SeenStates
 from solver.search_options import option
 from solver.task import Task, Thought
 from solver.trace import Trace
@@ -54,7 +54,7 @@ class Memory(Generic[S]):
     requests: dict[int, int] = field(default_factory=dict)
     offered: dict[int, set[str]] = field(default_factory=dict)
     pending: dict[int, list[Thought]] = field(default_factory=dict)
-    visited: set[S] = field(default_factory=set)
+    visited: SeenStates[S] = field(default_factory=lambda: SeenStates(any_depth=True))
 
     def exhausted(self, node: Node[S], max_children: int) -> bool:
         return self.tried.get(node.id, 0) >= max_children
@@ -97,7 +97,8 @@ async def search_long(run: Expansion[S], *, max_children: int = DEFAULT_CHILDREN
     run.start("long", max_children=max_children, max_rounds=max_rounds, depth=max_depth, generator=generator.name,
               evaluator=evaluator.name if evaluator is not None else None)
     root = run.root()
-    mem = Memory(root, root, visited={root.state})
+    mem = Memory(root, root)
+    mem.visited.record(root)
     run.reach(root)
 
     async def next_proposal(node: Node[S]) -> Thought | None:
@@ -167,7 +168,7 @@ def _step(run: Expansion[S], mem: Memory[S], node: Node[S], thought: Thought,
     if child.depth >= max_depth:
         run.cut(child, "depth")
         return None
-    mem.visited.add(child.state)
+    mem.visited.record(child)
     run.keep(child, score=None)
     run.reach(child)  # the deepest state kept, reported when no answer is found
     mem.current = child

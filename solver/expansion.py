@@ -32,7 +32,7 @@ from solver.evaluators import Evaluator
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.lm.session import Session, trace_sink
-from solver.node import Node, NodeFactory
+from solver.node import Node, NodeFactory, SeenStates
 from solver.task import Task, Thought
 from solver.trace import Trace
 from verifiers.report import AnswerReport, as_invalid
@@ -325,21 +325,21 @@ class Expansion(Generic[S]):
         ids and the trace then do not depend on which model call finished first (a live run and
         its replay give the same trace)."""
         children: list[Node[S]] = []
-        seen: set[S] = set()
+        seen: SeenStates[S] = SeenStates()
         for thought in thoughts:
             child = self.gate_one(node, thought)
             if child is not None and not self.duplicate(child, seen):
                 children.append(child)
         return children
 
-    def duplicate(self, child: Node[S], seen: set[S], *, remember: bool = True) -> bool:
-        """Whether ``child``'s state is in ``seen`` (then traced as cut); else it is added to
-        ``seen`` unless ``remember`` is False (the caller adds it once it keeps the child)."""
-        if child.state in seen:
-            self.trace.emit("cut", node=child.id, why="duplicate")
+    def duplicate(self, child: Node[S], seen: SeenStates[S], *, remember: bool = True) -> bool:
+        """Whether ``seen`` knows ``child``'s state (then traced as cut); else it is recorded
+        there unless ``remember`` is False (the caller records it once it keeps the child)."""
+        if seen.known(child):
+            self.cut(child, "duplicate")
             return True
         if remember:
-            seen.add(child.state)
+            seen.record(child)
         return False
 
     def probe(self, node: Node[S], thought: Thought) -> Node[S] | None:

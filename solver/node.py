@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, Hashable, TypeVar
 
-__all__ = ["Node", "NodeFactory"]
+__all__ = ["Node", "NodeFactory", "SeenStates"]
 
 S = TypeVar("S", bound=Hashable)
 
@@ -46,3 +46,34 @@ class NodeFactory:
         node = Node(self.next_id, state, parent, depth, thought, prior, solved, note)
         self.next_id += 1
         return node
+
+
+class SeenStates(Generic[S]):
+    """The one table of states a search has seen, each with the smallest depth it was seen at.
+    A state seen again no shallower is known: its subtree is searched, or was, or is being
+    searched, with at least as much depth left. Every search's memory of states is one of these:
+    a level's (BFS, the beam: every state at one depth), the states held (best-first, MCTS), the
+    states explored to the end (the complete search) and, with ``any_depth``, the states Long's
+    controller has been at (seen once is seen, at whatever depth)."""
+
+    def __init__(self, *, any_depth: bool = False) -> None:
+        self.depth: dict[S, int] = {}
+        self.any_depth = any_depth
+
+    def known(self, node: Node[S]) -> bool:
+        """Whether ``node``'s state was seen at its depth or shallower (at any depth: ``any_depth``)."""
+        seen = self.depth.get(node.state)
+        return seen is not None and (self.any_depth or seen <= node.depth)
+
+    def record(self, node: Node[S]) -> None:
+        """Remember ``node``'s state at its depth (kept at the smallest depth seen)."""
+        seen = self.depth.get(node.state)
+        if seen is None or node.depth < seen:
+            self.depth[node.state] = node.depth
+
+    def fresh(self, node: Node[S]) -> bool:
+        """Whether ``node``'s state is new here (or now seen shallower); it is then recorded."""
+        if self.known(node):
+            return False
+        self.record(node)
+        return True

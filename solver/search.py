@@ -16,7 +16,7 @@ from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.lm.session import gather_all
-from solver.node import Node
+from solver.node import Node, SeenStates
 from solver.search_common import DECIMALS, quantise, ranked
 from solver.search_options import option
 from solver.task import Task
@@ -73,7 +73,7 @@ async def search_bfs(run: Expansion[S], *, breadth: int = DEFAULT_BREADTH, depth
             proposals = await gather_all(*(run.generate(nd) for nd in frontier))
             groups = [run.gate_all(nd, ths) for nd, ths in zip(frontier, proposals, strict=True)]
             candidates: list[Node[S]] = []
-            seen: set[S] = set()
+            seen: SeenStates[S] = SeenStates()  # this level's states
             for group in groups:
                 candidates.extend(child for child in group if not run.duplicate(child, seen))
             solved = [c for c in candidates if c.solved]

@@ -26,7 +26,7 @@ import pickle
 from typing import Any, Generic, Hashable, Sequence, TypeVar
 
 from solver.expansion import Expansion, SearchResult
-from solver.node import Node
+from solver.node import Node, SeenStates
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["CHECKPOINT_FORMAT", "DECIMALS", "Steppable", "Transpositions", "quantise", "ranked"]
@@ -51,21 +51,9 @@ def ranked(nodes: Sequence[Node[S]], decimals: int = DECIMALS) -> list[Node[S]]:
     return [nodes[i] for i in order]
 
 
-class Transpositions(Generic[S]):
-    """The states a search already holds, with the smallest depth each was reached at: a state
-    reached again no shallower adds nothing (its subtree is searched, or being searched, with at
-    least as much depth left)."""
-
-    def __init__(self) -> None:
-        self.depth: dict[S, int] = {}
-
-    def fresh(self, node: Node[S]) -> bool:
-        """Whether ``node``'s state is new here (or now reached shallower); it is then held."""
-        known = self.depth.get(node.state)
-        if known is not None and known <= node.depth:
-            return False
-        self.depth[node.state] = node.depth
-        return True
+class Transpositions(SeenStates[S]):
+    """The states a search holds (best-first, MCTS): ``SeenStates`` with the step that opens a
+    node's children against it."""
 
     def open_children(self, run: Expansion[S], children: list[Node[S]], max_depth: int) -> list[Node[S]]:
         """The children worth a judgement. Left out, each said in the trace but the first: a

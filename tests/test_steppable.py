@@ -131,3 +131,23 @@ def test_a_wrong_checkpoint_is_one_line() -> None:
     model_run, _ = _run("4 9 10 13", "likelihood", Trace(), True)
     with pytest.raises(ValueError, match="saved with no model client; resume it the same way"):
         BestFirst.resume(saved, model_run)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(seen=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=30),
+       asked=st.tuples(st.integers(0, 5), st.integers(0, 6)), any_depth=st.booleans())
+def test_the_one_table_of_seen_states_knows_a_state_seen_no_deeper(seen: list[tuple[int, int]],
+                                                                   asked: tuple[int, int], any_depth: bool) -> None:
+    """SeenStates (every search's memory of states) against a list of what was recorded: a state
+    is known where it was recorded at the asked depth or shallower (at any depth with any_depth)."""
+    from solver.node import Node, SeenStates
+
+    table: SeenStates[int] = SeenStates(any_depth=any_depth)
+    for state, depth in seen:
+        table.record(Node(0, state, None, depth))
+    state, depth = asked
+    depths = [d for s, d in seen if s == state]
+    assert table.known(Node(1, state, None, depth)) == bool(depths and (any_depth or min(depths) <= depth))
+    fresh = table.fresh(Node(2, state, None, depth))
+    assert fresh == (not (depths and (any_depth or min(depths) <= depth)))
+    assert table.known(Node(3, state, None, depth))  # recorded by fresh, or known before
