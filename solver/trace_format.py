@@ -17,9 +17,9 @@ field does not; readers ignore events and fields they do not know.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["FORMAT", "VERSION", "FIELDS", "EVENTS", "EventSpec", "check_event"]
+__all__ = ["FORMAT", "VERSION", "FIELDS", "EVENTS", "EventName", "EventSpec", "check_event"]
 
 FORMAT = "verified-tot-trace"
 VERSION = 1  # the version this code writes and the newest it reads
@@ -191,6 +191,11 @@ EVENTS: dict[str, EventSpec] = {
                           ("purpose", "reasoning_tokens")),
     "end": EventSpec("the run's result: answer, verification, budgets, usage", ("verified",), _END),
 }
+
+EventName = Literal["start", "search", "root", "expand", "incomplete", "round", "proposal", "verdict", "score",
+                    "keep", "cut", "backtrack", "answer", "raw_answer", "lm_error", "thinking", "end"]
+"""The name of every event a run writes (``Trace.emit`` takes no other; the header is the writer's):
+the keys of ``EVENTS`` but the header, which tests/test_trace_format.py checks."""
 
 _A = {INT: "a ", NUMBER: "a ", OBJECT: "an "}  # "is not a whole number", "is not text"
 

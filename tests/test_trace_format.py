@@ -318,3 +318,15 @@ def test_unknown_events_and_fields_are_read_not_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps({"event": "note", "node": "x"}) + "\n")  # a known field keeps its type
     with pytest.raises(ValueError, match="'node' that is not a whole number"):
         read_trace(path)
+
+
+def test_the_event_names_writers_may_use_are_the_formats() -> None:
+    """Trace.emit takes an EventName (mypy refuses any other name): exactly the format's events but
+    its header; the model layer's own two are among them."""
+    from typing import get_args
+
+    from solver.lm.session import LmEvent
+    from solver.trace_format import EVENTS, HEADER_EVENT, EventName
+
+    assert set(get_args(EventName)) == set(EVENTS) - {HEADER_EVENT}
+    assert set(get_args(LmEvent)) <= set(get_args(EventName))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
-from typing import Any, Awaitable, Callable, Protocol, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Literal, Protocol, Sequence, TypeVar, cast, get_args
 
 from solver.budget import BudgetExhausted, Usage
 from solver.lm.base import Backend, GenParams, LMError, ServerUnavailable
@@ -43,16 +43,23 @@ class SharedClient(Protocol):
     def slot(self) -> AbstractAsyncContextManager[None]: ...
 
 
+LmEvent = Literal["lm_error", "thinking"]  # the events the model layer writes (solver.trace_format)
+
+
 class _Emits(Protocol):
-    def emit(self, event: str, **fields: Any) -> None: ...
+    def emit(self, event: LmEvent, **fields: Any) -> None: ...
 
 
 def trace_sink(trace: _Emits) -> EventSink:
-    """An event sink that writes each event (``{"event": name, **fields}``) into ``trace``."""
+    """An event sink that writes each event (``{"event": name, **fields}``, ``name`` one of
+    ``LmEvent``) into ``trace``."""
 
     def sink(event: dict[str, object]) -> None:
         fields = dict(event)
-        trace.emit(str(fields.pop("event")), **fields)
+        name = fields.pop("event")
+        if name not in get_args(LmEvent):
+            raise ValueError(f"the model layer writes no {name!r} event")
+        trace.emit(cast(LmEvent, name), **fields)
 
     return sink
 
