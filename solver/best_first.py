@@ -32,7 +32,8 @@ class BestFirst(Steppable[S]):
 
     def __init__(self, run: Expansion[S], *, depth: int | None = None, decimals: int = DECIMALS) -> None:
         evaluator = run.require_evaluator()
-        self.run, self.decimals = run, decimals
+        self._begin(run, depth=depth, decimals=decimals)
+        self.decimals = decimals
         self.max_depth = depth or run.task.max_depth
         run.start("best-first", depth=self.max_depth, decimals=decimals, generator=run.generator.name,
                   evaluator=evaluator.name)
@@ -49,7 +50,7 @@ class BestFirst(Steppable[S]):
         self.joined += 1
         return self.joined - 1
 
-    async def step(self) -> bool:
+    async def advance(self) -> bool:
         """Expand the best state of the frontier; True when an answer was found, the frontier is
         empty or a budget ran out."""
         if self.done or not self.frontier:

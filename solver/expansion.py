@@ -11,7 +11,6 @@ which it asks for expansions.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Generic, Hashable, Literal, Sequence, TypeVar
@@ -110,9 +109,9 @@ def _check_client(client: object) -> None:
 CutReason = Literal["beam", "pruned", "depth", "children", "duplicate", "no new proposal", "unvisited"]
 """Why a search left a state (the ``cut`` event's ``why``; docs/trace-format.md)."""
 
-# What a checkpoint keeps of a run, beside the node ids, the usage and the memo (Expansion.books).
-_BOOKS = ("best", "reports", "_root", "proposed", "rejected", "expanded", "checks", "_probed", "depth_cut",
-          "not_tried", "limits")
+# The usage counts a checkpoint keeps (Expansion.books).
+_COUNTS = ("calls", "backend_calls", "cache_hits", "failed_calls", "score_calls", "failed_scores", "replayed_tokens",
+           "prompt_tokens", "completion_tokens", "reasoning_tokens", "steps")
 
 
 def run_usage(client: LMClient | None) -> Usage:
@@ -202,32 +201,36 @@ class Expansion(Generic[S]):
     # ---- checkpoints ----------------------------------------------------------------------------
 
     def books(self) -> dict[str, Any]:
-        """The run's bookkeeping between two steps, for a checkpoint (a steppable search saves its
-        own state beside it, ``solver.search_common.Steppable``): the node ids handed out, the best
-        node, the counters and limits, the answers' reports, the probes' verdicts, the usage (its
-        seconds as the time spent so far) and the model session's memo. Not the trace (events are
-        written as they come) nor the task, parts and client (the resumed run is given them)."""
-        books = {name: getattr(self, name) for name in _BOOKS}
-        books["next_node"] = self.nodes.next_id
-        usage = {f.name: getattr(self.usage, f.name) for f in dataclasses.fields(self.usage) if f.name != "started"}
-        books["usage"], books["elapsed"] = usage, self.usage.seconds
-        books["memo"] = self.model.memo_state() if self.model is not None else None
-        return books
+        """What a checkpoint keeps of the run beside the search's steps (``solver.search_common.
+        Steppable``), as JSON: the usage counts, the seconds spent so far and the model session's
+        memo (every answer the model gave this run). The rest (node ids, counters, the states held)
+        is rebuilt by replaying the steps against that memo."""
+        return {"usage": {name: getattr(self.usage, name) for name in _COUNTS}, "elapsed": self.usage.seconds,
+                "memo": list(self.model.memo_state()) if self.model is not None else None}
 
-    def restore_books(self, books: dict[str, Any]) -> None:
-        """Take up the bookkeeping ``books`` saved (this run must be of the same task, puzzle and
-        parts, and not yet started): the run goes on as the saved one would have."""
-        for name in _BOOKS:
-            setattr(self, name, books[name])
-        self.nodes.next_id = int(books["next_node"])
-        for name, value in books["usage"].items():  # in place: the model session counts on this object
-            setattr(self.usage, name, value)
-        self.usage.started = time.monotonic() - float(books["elapsed"])
-        if (books["memo"] is None) != (self.model is None):
-            raise ValueError("the checkpoint was saved with" + (" no" if books["memo"] is None else "") +
+    def take_memo(self, books: dict[str, Any]) -> None:
+        """Before a replay: the model's answers ``books`` saved, so that the replayed steps ask the
+        model nothing (ValueError in one line where the kind of client differs)."""
+        memo = books.get("memo")
+        if (memo is None) != (self.model is None):
+            raise ValueError("the checkpoint was saved with" + (" no" if memo is None else "") +
                              " model client; resume it the same way")
         if self.model is not None:
-            self.model.restore_memo(books["memo"])
+            if not (isinstance(memo, list) and len(memo) == 2 and all(isinstance(m, dict) for m in memo)):
+                raise ValueError("the checkpoint's model memo is malformed")
+            self.model.restore_memo((memo[0], memo[1]))
+
+    def restore_books(self, books: dict[str, Any]) -> None:
+        """After a replay: the usage counts and the time spent as they were saved (the replay's own
+        memo hits do not count)."""
+        usage = books.get("usage")
+        if not isinstance(usage, dict) or set(usage) != set(_COUNTS) or \
+                not all(isinstance(v, int) for v in usage.values()) or \
+                not isinstance(books.get("elapsed"), (int, float)):
+            raise ValueError("the checkpoint's usage is malformed")
+        for name in _COUNTS:  # in place: the model session counts on this object
+            setattr(self.usage, name, usage[name])
+        self.usage.started = time.monotonic() - float(books["elapsed"])
 
     # ---- proposing ------------------------------------------------------------------------------
 

@@ -107,7 +107,8 @@ class Mcts(Steppable[S]):
         if rollout_depth < 0:
             raise ValueError(f"the rollout depth must be at least 0, not {rollout_depth}")
         evaluator = run.require_evaluator()
-        self.run = run
+        self._begin(run, iterations=iterations, exploration=exploration, rollout_depth=rollout_depth, depth=depth,
+                    seed=seed, answers=answers)
         self.iterations, self.exploration, self.rollout_depth, self.answers = (iterations, exploration,
                                                                                rollout_depth, answers)
         self.max_depth = depth or run.task.max_depth
@@ -210,7 +211,7 @@ class Mcts(Steppable[S]):
             s.total += reward
         self.run.new_round(round_no, path[-1], path=[nd.id for nd in path], reward=reward)
 
-    async def step(self) -> bool:
+    async def advance(self) -> bool:
         """One iteration; True when the search is over (an answer, or ``answers`` of them, the
         iterations run out, a dead root, or a budget)."""
         if self.done or self.round > self.iterations or self.stats[self.root.id].dead:

@@ -11,27 +11,30 @@ whole state is one object, so that a run can be stepped, saved between two steps
     for _ in range(50):
         if await search.step():            # one iteration; True once the search is over
             break
-    saved = search.checkpoint()            # bytes: the search's state and the run's books
+    saved = search.checkpoint()            # bytes (JSON): options, steps, usage, the model's answers
     ...
     run = Expansion(task, puzzle, generator, evaluator, client, Trace(path))   # a new run, same parts
-    result = await Mcts.resume(saved, run).to_end()   # the same result and trace as one run
+    result = await (await Mcts.resume(saved, run)).to_end()   # the same result and trace as one run
 
-A checkpoint is a pickle: load only checkpoints you wrote yourself.
+A checkpoint is JSON (no pickle: nothing in it runs): the search's options, the steps taken, the
+usage and the model's answers so far. Resuming replays those steps against the saved answers.
 """
 
 from __future__ import annotations
 
+import json
 import math
-import pickle
 from typing import Any, Generic, Hashable, Sequence, TypeVar
 
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node, SeenStates
+from solver.trace import Trace
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["CHECKPOINT_FORMAT", "DECIMALS", "Steppable", "Transpositions", "quantise", "ranked"]
 
 CHECKPOINT_FORMAT = 1  # bumped when what a checkpoint holds changes; an older one is refused in one line
+MAX_CHECKPOINT = 256 * 2**20  # bytes read of a checkpoint: the model's answers of a long run fit
 _S = TypeVar("_S", bound="Steppable[Any]")
 
 DECIMALS = 3  # scores equal to 3 decimal places are ties, broken by the generator's order
@@ -75,15 +78,26 @@ class Transpositions(SeenStates[S]):
 class Steppable(Generic[S]):
     """A search whose whole state is this object (the run's gated step aside, ``run``): ``step``
     does one unit of the search (an expansion, an iteration) and says whether it is over,
-    ``finish`` gives the result, ``checkpoint`` saves the state between two steps and ``resume``
-    takes it up on a new run of the same task, puzzle and parts. Subclasses set ``run`` in
-    ``__init__`` (after which the search has begun: its ``search`` and ``root`` events are written)."""
+    ``finish`` gives the result, ``checkpoint`` saves the run between two steps and ``resume``
+    takes it up on a new run of the same task, puzzle and parts. A subclass calls ``_begin`` first
+    in ``__init__`` (with its options, as JSON values) and writes ``advance``; once ``__init__``
+    returns, the search has begun (its ``search`` and ``root`` events are written)."""
 
     run: Expansion[S]
+    options: dict[str, Any]
+    steps_taken: int
+
+    def _begin(self, run: Expansion[S], **options: Any) -> None:
+        self.run, self.options, self.steps_taken = run, options, 0
+
+    async def advance(self) -> bool:
+        """One unit of the search; True when the search is over."""
+        raise NotImplementedError
 
     async def step(self) -> bool:
         """One unit of the search; True when the search is over (``finish`` then gives its result)."""
-        raise NotImplementedError
+        self.steps_taken += 1
+        return await self.advance()
 
     def finish(self) -> SearchResult[S]:
         """The result, once ``step`` said the search is over."""
@@ -95,34 +109,44 @@ class Steppable(Generic[S]):
             pass
         return self.finish()
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state.pop("run", None)  # the run is the resumed one's, with its own task, parts, client and trace
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-
     def checkpoint(self) -> bytes:
-        """This search's state and its run's books (``Expansion.books``), between two steps, as
-        bytes (a pickle, in one piece, so that nodes shared by both stay one object each)."""
-        return pickle.dumps({"format": CHECKPOINT_FORMAT, "search": type(self).__qualname__, "state": self,
-                             "books": self.run.books()}, protocol=pickle.HIGHEST_PROTOCOL)
+        """The run so far, between two steps, as JSON: the search's name and options, the steps
+        taken, and the run's books (usage, time, the model's answers: ``Expansion.books``)."""
+        return json.dumps({"format": CHECKPOINT_FORMAT, "search": type(self).__qualname__, "options": self.options,
+                           "steps": self.steps_taken, "books": self.run.books()}, ensure_ascii=False).encode()
 
     @classmethod
-    def resume(cls: type[_S], data: bytes, run: Expansion[Any]) -> _S:
+    async def resume(cls: type[_S], data: bytes, run: Expansion[Any]) -> _S:
         """The search ``checkpoint`` saved, going on in ``run`` (a new Expansion of the same task,
         puzzle, generator, evaluator and kind of client, not yet started; its trace receives the
-        events from here on). ValueError in one line for another search's or format's checkpoint."""
+        events from here on). The saved steps are replayed first, against the model's saved
+        answers (no model call; no event: the first part's trace has them), which rebuilds the
+        states held, the node ids and the counters exactly. ValueError in one line for a checkpoint
+        of another search or format, or a malformed one."""
         try:
-            saved = pickle.loads(data)  # noqa: S301 - the user's own checkpoint, as the docs say
-        except Exception as exc:  # noqa: BLE001 - any unreadable checkpoint is one line
-            raise ValueError(f"not a checkpoint of a search: {type(exc).__name__}") from None
+            saved = json.loads(data[:MAX_CHECKPOINT])
+        except (ValueError, RecursionError, UnicodeDecodeError):
+            raise ValueError("not a checkpoint of a search (not JSON, or larger than "
+                             f"{MAX_CHECKPOINT // 2**20} MiB)") from None
         if not isinstance(saved, dict) or saved.get("format") != CHECKPOINT_FORMAT:
             raise ValueError(f"not a checkpoint of format {CHECKPOINT_FORMAT}")
-        if saved.get("search") != cls.__qualname__ or not isinstance(saved.get("state"), cls):
+        if saved.get("search") != cls.__qualname__:
             raise ValueError(f"a checkpoint of {saved.get('search')}, not of {cls.__qualname__}")
-        search: _S = saved["state"]
-        run.restore_books(saved["books"])
-        search.run = run
+        options, steps, books = saved.get("options"), saved.get("steps"), saved.get("books")
+        if not isinstance(options, dict) or not isinstance(steps, int) or steps < 0 or not isinstance(books, dict):
+            raise ValueError("a malformed checkpoint (options, steps or books)")
+        real = run.trace
+        run.trace = Trace()  # the replay's events are the first part's, already written
+        try:
+            run.take_memo(books)
+            try:
+                search = cls(run, **options)  # type: ignore[call-arg]
+            except TypeError as exc:
+                raise ValueError(f"the checkpoint's options do not fit {cls.__qualname__}: {exc}") from None
+            for _ in range(steps):
+                if await search.step():
+                    break
+        finally:
+            run.trace = real
+        run.restore_books(books)
         return search

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import pickle
+import json
 from typing import Any, Callable
 
 import pytest
@@ -68,7 +68,7 @@ async def _stepped(cls: type[Steppable], options: dict[str, Any], puzzle: str, e
     del search, run
     second = Trace()
     run, backend = _run(puzzle, evaluator, second, model)
-    res = await cls.resume(saved, run).to_end()
+    res = await (await cls.resume(saved, run)).to_end()
     asked = sum(len(b.score_requests) for b in (before, backend) if b is not None)
     return _events(first) + _events(second), _summary(res), asked
 
@@ -121,16 +121,23 @@ def test_the_searches_by_name_are_these_objects(name: str) -> None:
 def test_a_wrong_checkpoint_is_one_line() -> None:
     run, _ = _run("4 9 10 13", "prior", Trace(), False)
     saved = BestFirst(run).checkpoint()
-    fresh, _ = _run("4 9 10 13", "prior", Trace(), False)
-    with pytest.raises(ValueError, match="^a checkpoint of BestFirst, not of Mcts$"):
-        Mcts.resume(saved, fresh)
-    with pytest.raises(ValueError, match="^not a checkpoint of a search"):
-        BestFirst.resume(b"not a pickle", fresh)
-    with pytest.raises(ValueError, match="^not a checkpoint of format 1$"):
-        BestFirst.resume(pickle.dumps({"format": 0}), fresh)
-    model_run, _ = _run("4 9 10 13", "likelihood", Trace(), True)
+    assert json.loads(saved)["steps"] == 0  # JSON, nothing that runs when read
+
+    def resume(cls: type[Steppable], data: bytes, model: bool = False) -> Any:
+        fresh, _ = _run("4 9 10 13", "likelihood" if model else "prior", Trace(), model)
+        return asyncio.run(cls.resume(data, fresh))
+
+    for cls, data, says in (
+            (Mcts, saved, "^a checkpoint of BestFirst, not of Mcts$"),
+            (BestFirst, b"\x80\x04not json", "^not a checkpoint of a search"),
+            (BestFirst, json.dumps({"format": 0}).encode(), "^not a checkpoint of format 1$"),
+            (BestFirst, saved.replace(b'"steps": 0', b'"steps": -1'), "^a malformed checkpoint"),
+            (BestFirst, saved.replace(b'"depth": null', b'"width": 3'), "^the checkpoint's options do not fit"),
+            (BestFirst, saved.replace(b'"calls": 0', b'"calls": "many"'), "^the checkpoint's usage is malformed")):
+        with pytest.raises(ValueError, match=says):
+            resume(cls, data)
     with pytest.raises(ValueError, match="saved with no model client; resume it the same way"):
-        BestFirst.resume(saved, model_run)
+        resume(BestFirst, saved, model=True)
 
 
 @settings(max_examples=examples(200), deadline=None)
