@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from solver.budget import Budget  # noqa: E402
 from solver.lm.client import LMClient  # noqa: E402
 from solver.run import ModelSettings, SearchSettings, Settings, make_backend, make_parts, usage_for  # noqa: E402
-from solver.search import bfs  # noqa: E402
+from solver.searches.tot import bfs  # noqa: E402
 from solver.trace import Trace  # noqa: E402
 
 IN_GENERATOR: contextvars.ContextVar[bool] = contextvars.ContextVar("in_generator", default=False)

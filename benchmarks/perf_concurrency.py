@@ -28,7 +28,7 @@ async def _bfs_level(n: int, breadth: int, server: ServerProcess) -> dict[str, f
     from solver.evaluators import Value
     from solver.generators import Propose
     from solver.lm.openai_backend import OpenAIBackend
-    from solver.search import bfs
+    from solver.searches.tot import bfs
 
     client = LMClient(OpenAIBackend("fake", server.base_url, max_retries=0), concurrency=n)
     trace = Trace()

@@ -27,17 +27,17 @@ from solver.capabilities import (
     ValuePrompts,
     VotePrompt,
 )
-from solver.complete import complete_dfs
-from solver.controller import long_search
 from solver.evaluators import EVALUATORS, Evaluator, make_evaluator, register_evaluator
 from solver.expansion import Expansion, rule_failure
 from solver.generators import GENERATORS, Generator, make_generator, register_generator
 from solver.lm import Backend, Completion, GenParams, LMClient, LMError, Session
 from solver.node import Node
 from solver.run import make_client, solve
-from solver.search import SearchResult, bfs, dfs
 from solver.search_options import option
 from solver.searches import Search, get_search, register_search, run_search, search_names
+from solver.searches.complete import complete_dfs
+from solver.searches.controller import long_search
+from solver.searches.tot import SearchResult, bfs, dfs
 from solver.settings import ModelSettings, SearchSettings, Settings
 from solver.task import Task, Thought, ValueScale
 from solver.trace import Trace

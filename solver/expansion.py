@@ -54,14 +54,14 @@ class SearchResult(Generic[S]):
     error: str | None = None
     best: Node[S] | None = None  # the deepest state search reached (first reached on ties)
     report: AnswerReport | None = None  # every check of the answer; verified == report.verified
-    # True only when a complete search (solver/complete.py) visited every state of the tree
+    # True only when a complete search (solver/searches/complete.py) visited every state of the tree
     # and found no answer, with no budget or depth cut: a proof that none exists.
     exhausted: bool = False
     # Legal thoughts an enumeration limit left out (LimitedMoves), summed over the expansions it
     # cut, and the limits that cut them ("; "-joined): the search was not complete.
     not_tried: int = 0
     limit: str | None = None
-    # MCTS (solver/mcts.py): node id -> visits when the run ended (visited nodes only); None for
+    # MCTS (solver/searches/mcts.py): node id -> visits when the run ended (visited nodes only); None for
     # searches that count no visits. Not in the ``end`` event: the trace's rounds give them.
     visits: dict[int, int] | None = None
     # Every distinct accepted answer and whether it is verified, in the order found, when the
@@ -201,7 +201,7 @@ class Expansion(Generic[S]):
     # ---- checkpoints ----------------------------------------------------------------------------
 
     def books(self) -> dict[str, Any]:
-        """What a checkpoint keeps of the run beside the search's steps (``solver.search_common.
+        """What a checkpoint keeps of the run beside the search's steps (``solver.searches.common.
         Steppable``), as JSON: the usage counts, the seconds spent so far and the model session's
         memo (every answer the model gave this run). The rest (node ids, counters, the states held)
         is rebuilt by replaying the steps against that memo."""

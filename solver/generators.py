@@ -151,7 +151,7 @@ class EnumerateRank:
     @property
     def log_likelihoods(self) -> bool:
         """Whether each thought's ``prior`` is its log-likelihood under the model (ranked), which
-        the beam search of solver/beam.py mixes into its score."""
+        the beam search of solver/searches/beam.py mixes into its score."""
         return self.rank
 
     @property

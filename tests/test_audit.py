@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from solver.capabilities import HasOracle, LegalMoves, Restorable, find
 from solver.evaluators import Oracle
 from solver.generators import EnumerateRank
-from solver.search import bfs, dfs
+from solver.searches.tot import bfs, dfs
 from solver.tools.audit.figures import audit
 from solver.tools.audit.judgements import judgement_class, score_classes
 from solver.tools.audit.render import render

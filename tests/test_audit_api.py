@@ -278,7 +278,7 @@ def test_searches_called_directly_are_audited_like_runs_of_solve(tmp_path: Path)
     # puzzle, so the audit splits the runs and judges their states as it does solve's.
     from solver.evaluators import make_evaluator
     from solver.generators import make_generator
-    from solver.search import bfs
+    from solver.searches.tot import bfs
 
     puzzles = ("4 9 10 13", "1 1 4 6", "1 1 1 1")
     direct, solved = Trace(tmp_path / "direct.jsonl"), Trace(tmp_path / "solve.jsonl")

@@ -14,7 +14,7 @@ from solver.evaluators import Oracle
 from solver.generators import Propose
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
-from solver.search import bfs
+from solver.searches.tot import bfs
 from solver.tools import bench
 from solver.tools.cli import build_parser, main
 from solver.tools.plugins import load_plugins

@@ -1,4 +1,4 @@
-"""The complete search (solver/complete.py): finds an answer iff one exists, whatever the scores;
+"""The complete search (solver/searches/complete.py): finds an answer iff one exists, whatever the scores;
 ties are broken by generation order, not float noise; an unsolvable puzzle is said to be one.
 
 The solvability reference is a brute force over exact fractions written here, sharing no code
@@ -18,13 +18,13 @@ from typing import Any, Sequence
 import pytest
 from constraint import AllDifferentConstraint, Problem
 
-from solver.complete import complete_dfs
 from solver.evaluators import Likelihood
 from solver.expansion import rule_failure
 from solver.generators import make_generator
 from solver.lm.client import LMClient
 from solver.node import Node
-from solver.search import quantise, ranked
+from solver.searches.complete import complete_dfs
+from solver.searches.tot import quantise, ranked
 from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.game24.task import Game24

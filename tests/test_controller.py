@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 from solver.budget import Usage
 from solver.capabilities import LegalMoves, find
-from solver.controller import long_search
 from solver.evaluators import Oracle
 from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
 from solver.run import SearchSettings, Settings, solve
+from solver.searches.controller import long_search
 from solver.task import Thought
 from solver.trace import Trace
 from tasks.game24 import Game24

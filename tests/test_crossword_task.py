@@ -15,7 +15,7 @@ from solver.evaluators import Oracle, Prior
 from solver.expansion import rule_failure
 from solver.generators import EnumerateRank
 from solver.lm.client import LMClient
-from solver.search import dfs
+from solver.searches.tot import dfs
 from solver.task import Thought
 from solver.tools.cli import main
 from solver.trace import Trace
@@ -264,8 +264,8 @@ def test_the_beam_draws_crossword_words_by_their_likelihood(small_lex):
     # The crosswords' enumerate-rank puts each word's log-likelihood in its prior and says so, so the
     # beam draws by it: one candidate a chain, a model that likes only each clue's own answer, one
     # run -> the key (drawn uniformly among every fitting word, the beam fills a wrong grid).
-    from solver.beam import no_likelihood_notice
     from solver.run import SearchSettings, Settings, solve
+    from solver.searches.beam import no_likelihood_notice
 
     answers = dict(zip(P1.clues, P1.words(), strict=True))
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from solver.complete import complete_dfs
-from solver.controller import long_search
 from solver.evaluators import make_evaluator
 from solver.generators import make_generator
-from solver.search import bfs, dfs
+from solver.searches.complete import complete_dfs
+from solver.searches.controller import long_search
+from solver.searches.tot import bfs, dfs
 from solver.task import Thought
 from solver.trace import Trace
 from tasks.game24 import Game24

@@ -1,4 +1,4 @@
-"""best-first, mcts and beam (solver/best_first.py, solver/mcts.py, solver/beam.py): registered
+"""best-first, mcts and beam (solver/searches/best_first.py, mcts.py, beam.py): registered
 searches on the one gated step, checked by the testing kit's invariants (for every registered
 search, a user's own too), their flags, traces, audit figures and bench rows.
 
@@ -21,12 +21,12 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.beam import confidences, gumbel_top
 from solver.budget import Budget, BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.run import SearchSettings as RunSearch
 from solver.run import Settings, solve
 from solver.searches import SEARCHES, get_search, register_search, search_names
+from solver.searches.beam import confidences, gumbel_top
 from solver.testing import Case, InvariantBroken, SearchSettings, budgets, check_search_invariants, run_case
 from solver.testing import search_settings as kit_settings
 from solver.testing.invariants import MCTS_VISITS, check_outcome

@@ -422,7 +422,7 @@ def _oracle_dfs(lex, stop_when_full: bool):
     from solver.budget import Budget, Usage
     from solver.evaluators import Oracle
     from solver.generators import EnumerateRank
-    from solver.search import dfs
+    from solver.searches.tot import dfs
 
     task = Crosswords(lex, candidates=20, stop_when_full=stop_when_full)
     return asyncio.run(dfs(task, P1.text(), EnumerateRank(rank=False), Oracle(), None,

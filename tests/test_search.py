@@ -11,7 +11,7 @@ from solver.evaluators import Oracle, Prior, Value, parse_vote
 from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
-from solver.search import bfs, dfs
+from solver.searches.tot import bfs, dfs
 from solver.task import Thought
 from solver.trace import Trace
 from tasks.game24 import Game24
@@ -264,9 +264,9 @@ def test_bfs_picks_the_best_scored_of_several_solutions():
 
 def test_bad_arguments_are_refused_in_one_line() -> None:
     from solver.budget import Budget
-    from solver.complete import complete_dfs
     from solver.evaluators import make_evaluator
     from solver.generators import make_generator
+    from solver.searches.complete import complete_dfs
 
     gen, ev = make_generator("enumerate"), make_evaluator("oracle")
     with pytest.raises(ValueError, match="^breadth must be at least 1, not 0$"):

@@ -154,7 +154,7 @@ def test_unknown_names_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -
 def test_a_plugin_search_is_read_from_the_entry_point_group(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.metadata import EntryPoint
 
-    import solver.searches as searches
+    import solver.searches.registry as searches
 
     ep = EntryPoint("from-plugin", "tests.test_searches:random_first", "tot.searches")
     monkeypatch.setattr(searches, "entry_points", lambda group: [ep] if group == "tot.searches" else [])

@@ -24,7 +24,7 @@ from solver.generators import Propose, Sample
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
-from solver.search import bfs, dfs
+from solver.searches.tot import bfs, dfs
 from solver.tools.cli import main
 from solver.trace import Trace
 from solver.trace_reader import read_trace

@@ -26,15 +26,15 @@ from hypothesis import strategies as st
 from solver.baselines import BaselineConfig, run_baseline
 from solver.budget import Budget, Usage
 from solver.capabilities import LegalMoves, find
-from solver.complete import complete_dfs
-from solver.controller import long_search
 from solver.evaluators import make_evaluator
 from solver.generators import make_generator
 from solver.lm.base import Completion, GenParams, LMError
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.lm.session import Session
-from solver.search import bfs, dfs
+from solver.searches.complete import complete_dfs
+from solver.searches.controller import long_search
+from solver.searches.tot import bfs, dfs
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests.fakes import ScriptedBackend

@@ -1,4 +1,4 @@
-"""Best-first and MCTS keep their whole state in one object (``solver.search_common.Steppable``):
+"""Best-first and MCTS keep their whole state in one object (``solver.searches.common.Steppable``):
 stepped N times, saved, loaded into a new run and finished, a run writes the same trace and gives
 the same result as one run from start to end (and the run is checked by the kit's invariants)."""
 
@@ -13,13 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.best_first import BestFirst, search_best_first
 from solver.evaluators import make_evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import make_generator
 from solver.lm.client import LMClient
-from solver.mcts import Mcts, search_mcts
-from solver.search_common import Steppable
+from solver.searches.best_first import BestFirst, search_best_first
+from solver.searches.common import Steppable
+from solver.searches.mcts import Mcts, search_mcts
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests.fakes import ScriptedBackend

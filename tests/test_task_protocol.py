@@ -19,13 +19,13 @@ import pytest
 from solver import baseline_capabilities as bcap
 from solver import capabilities as cap
 from solver.baselines import run_baseline
-from solver.complete import complete_dfs
-from solver.controller import long_search
 from solver.evaluators import EVALUATORS, Value, make_evaluator
 from solver.generators import GENERATORS, Propose, make_generator
 from solver.node import NodeFactory
 from solver.run import SearchSettings, Settings, check_settings, needs_model, solve
-from solver.search import bfs, dfs
+from solver.searches.complete import complete_dfs
+from solver.searches.controller import long_search
+from solver.searches.tot import bfs, dfs
 from solver.task import Task
 from solver.tools import cli
 from tasks.crosswords.task import Crosswords

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import Phase, settings
 
 import solver.expansion
-import solver.search
 import solver.searches
+import solver.searches.tot
 from solver.budget import Usage
 from solver.task import Thought
 from solver.testing import (
@@ -130,8 +130,9 @@ def test_a_search_that_ignores_the_step_budget_is_caught() -> None:
 
 def test_a_beam_wider_than_b_is_caught() -> None:
     async def wide_bfs(run: Any, o: Any) -> Any:  # the bug: ignores the beam
-        own = o.own(solver.search.BfsOptions)
-        return await solver.search.search_bfs(run, breadth=own.breadth + 2, depth=o.depth, early_stop=own.early_stop)
+        own = o.own(solver.searches.tot.BfsOptions)
+        return await solver.searches.tot.search_bfs(run, breadth=own.breadth + 2, depth=o.depth,
+                                                    early_stop=own.early_stop)
 
     with mock.patch.dict(solver.searches.SEARCHES, {"tot-bfs": solver.searches.Search("tot-bfs", wide_bfs)}):
         broken(inv.BEAM, task=ToyReach(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,

@@ -19,7 +19,7 @@ from solver.evaluators import Prior, Value
 from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
-from solver.search import bfs, dfs
+from solver.searches.tot import bfs, dfs
 from solver.tools.cli import main
 from solver.tools.show import load_trees, oracle_truth
 from solver.tools.tree import PRUNED_FATES, build_tree, build_trees, load_truth, split_runs

@@ -30,9 +30,15 @@ def layers_markdown(pyproject: Path = ROOT / "pyproject.toml") -> str:
         contracts = tomllib.load(fh)["tool"]["importlinter"]["contracts"]
     out = []
     for c in contracts:
-        if c["type"] == "layers":
+        if c["type"] == "layers" and not c.get("containers"):
             out += ["Layers, from the top (a module imports only from layers below its own):", ""]
             out += [f"{i}. {_names(layer)}" for i, layer in enumerate(c["layers"], 1)]
+            out.append("")
+    for c in contracts:
+        for container in c.get("containers", []) if c["type"] == "layers" else []:
+            out += [f"Inside `{container}`, from the top:", ""]
+            out += [f"{i}. {_names(' | '.join(f'{container}.{m.strip()}' for m in layer.split('|')))}"
+                    for i, layer in enumerate(c["layers"], 1)]
             out.append("")
     for c in contracts:
         if c["type"] == "independence":

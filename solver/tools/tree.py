@@ -1,6 +1,6 @@
 """Rebuild the search tree from a trace's events: one tree per run, each node with its fate.
 
-Task-agnostic: it reads only the event names and fields that ``solver/search.py`` writes. A trace
+Task-agnostic: it reads only the event names and fields that ``solver/searches/tot.py`` writes. A trace
 file may hold several runs appended one after another; each begins with a ``start`` event (or, for
 traces written by calling ``bfs``/``dfs`` directly, with a ``search`` event).
 

@@ -25,7 +25,7 @@ class ClueRank:
     name: str = "enumerate-rank"
     needs: ClassVar[Needs] = Needs((CandidateWords,))  # the crossword's lexicon; ranks with a model when there is one
     # Each thought's ``prior`` is the word's log-likelihood, normalised over its slot, which the beam
-    # search (solver/beam.py) mixes into its score; without a model (or a failed scoring call) the
+    # search (solver/searches/beam.py) mixes into its score; without a model (or a failed scoring call) the
     # prior is None and the beam draws those words uniformly.
     log_likelihoods: ClassVar[bool] = True
 

@@ -12,7 +12,7 @@ class Game24Plugin:
     name = "game24"
     help = "Game of 24: reach 24 from four numbers with + - * /"
     # The tree is finite: by default a complete search (every legal step, model-ordered,
-    # backtracking) that finds an answer whenever one exists (solver/complete.py).
+    # backtracking) that finds an answer whenever one exists (solver/searches/complete.py).
     solve_defaults = {"method": "tot-complete"}
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:

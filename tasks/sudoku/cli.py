@@ -17,7 +17,7 @@ class SudokuPlugin:
     name = "sudoku"
     help = "Sudoku: n x n boards, standard rules (boxes for sizes 4, 6, 8, 9) or --latin (Long 2023)"
     # The tree is finite: by default a complete search (every legal step, model-ordered,
-    # backtracking) that finds an answer whenever one exists (solver/complete.py).
+    # backtracking) that finds an answer whenever one exists (solver/searches/complete.py).
     solve_defaults = {"method": "tot-complete"}
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:

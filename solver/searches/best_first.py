@@ -3,7 +3,7 @@
 Every state the gate lets in is scored once and goes onto one frontier (a heap); the best-scored
 state anywhere in the tree is expanded next. Ties go to the deeper state (it is nearer an
 answer), then to the state that joined the frontier first, so the order never depends on float
-noise (scores are quantised as everywhere else, ``solver.search.quantise``) or on timing.
+noise (scores are quantised as everywhere else, ``solver.searches.tot.quantise``) or on timing.
 
 Nothing is pruned: a state leaves the frontier only to be expanded, or as a duplicate of a state
 already held at the same or a smaller depth. So on a finite tree the search is complete: with an
@@ -20,7 +20,7 @@ from typing import Hashable, TypeVar
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
-from solver.search_common import DECIMALS, Steppable, Transpositions, quantise
+from solver.searches.common import DECIMALS, Steppable, Transpositions, quantise
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["BestFirst", "search_best_first"]
@@ -28,7 +28,7 @@ __all__ = ["BestFirst", "search_best_first"]
 
 class BestFirst(Steppable[S]):
     """Best-first search as one object: ``step`` expands the best state of the frontier; the run
-    can be saved between two steps and resumed (``solver.search_common.Steppable``)."""
+    can be saved between two steps and resumed (``solver.searches.common.Steppable``)."""
 
     def __init__(self, run: Expansion[S], *, depth: int | None = None, decimals: int = DECIMALS) -> None:
         evaluator = run.require_evaluator()

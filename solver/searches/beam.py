@@ -36,8 +36,8 @@ from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.session import gather_all
 from solver.node import Node, SeenStates
-from solver.search_common import quantise
 from solver.search_options import option
+from solver.searches.common import quantise
 from solver.task import Thought
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run

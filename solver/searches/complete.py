@@ -21,7 +21,7 @@ from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node, SeenStates
-from solver.search_common import DECIMALS, quantise, ranked
+from solver.searches.common import DECIMALS, quantise, ranked
 from solver.task import Task
 from solver.trace import Trace
 

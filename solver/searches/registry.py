@@ -26,18 +26,18 @@ from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
 from typing import Any, Awaitable, Callable, Hashable, TypeVar
 
-from solver.beam import BeamOptions, no_likelihood_notice, search_beam
-from solver.best_first import search_best_first
 from solver.budget import Usage
-from solver.complete import search_complete
-from solver.controller import LongOptions, search_long
 from solver.evaluators import Evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
-from solver.mcts import MctsOptions, search_mcts
-from solver.search import BfsOptions, DfsOptions, search_bfs, search_dfs
 from solver.search_options import NoOptions, OptionSpec, OptionValue, option_specs
+from solver.searches.beam import BeamOptions, no_likelihood_notice, search_beam
+from solver.searches.best_first import search_best_first
+from solver.searches.complete import search_complete
+from solver.searches.controller import LongOptions, search_long
+from solver.searches.mcts import MctsOptions, search_mcts
+from solver.searches.tot import BfsOptions, DfsOptions, search_bfs, search_dfs
 from solver.settings import SearchSettings
 from solver.task import Task
 from solver.trace import Trace

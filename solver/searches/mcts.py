@@ -36,8 +36,8 @@ from typing import Generic, Hashable, TypeVar
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
-from solver.search_common import Steppable, Transpositions, quantise
 from solver.search_options import option
+from solver.searches.common import Steppable, Transpositions, quantise
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["DEFAULT_ANSWERS", "DEFAULT_EXPLORATION", "DEFAULT_ITERATIONS", "DEFAULT_ROLLOUT_DEPTH", "Mcts",
@@ -93,7 +93,7 @@ class _Scale:
 
 class Mcts(Steppable[S]):
     """MCTS as one object: ``step`` runs one iteration; the run can be saved between two
-    iterations and resumed (``solver.search_common.Steppable``)."""
+    iterations and resumed (``solver.searches.common.Steppable``)."""
 
     def __init__(self, run: Expansion[S], *, iterations: int = DEFAULT_ITERATIONS,
                  exploration: float = DEFAULT_EXPLORATION, rollout_depth: int = DEFAULT_ROLLOUT_DEPTH,

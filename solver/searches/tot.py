@@ -17,8 +17,8 @@ from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.lm.session import gather_all
 from solver.node import Node, SeenStates
-from solver.search_common import DECIMALS, quantise, ranked
 from solver.search_options import option
+from solver.searches.common import DECIMALS, quantise, ranked
 from solver.task import Task
 from solver.trace import Trace
 
