@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Generic, Hashable, TypeVar
 
@@ -37,15 +38,13 @@ class Node(Generic[S]):
 class NodeFactory:
     """Hands out node ids that are unique and deterministic within one run."""
 
-    def __init__(self, first: int = 0) -> None:
-        self.next_id = first  # the id the next node gets (a checkpoint saves it)
+    def __init__(self) -> None:
+        self._next = itertools.count()
 
     def make(self, state: S, parent: Node[S] | None, thought: str = "", prior: float | None = None,
              solved: bool = False, note: str = "") -> Node[S]:
         depth = 0 if parent is None else parent.depth + 1
-        node = Node(self.next_id, state, parent, depth, thought, prior, solved, note)
-        self.next_id += 1
-        return node
+        return Node(next(self._next), state, parent, depth, thought, prior, solved, note)
 
 
 class SeenStates(Generic[S]):
