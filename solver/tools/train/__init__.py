@@ -42,6 +42,9 @@ def add_parser(subparsers: Any, plugins: dict[str, Any]) -> None:
     p.add_argument("--rank", type=int, default=16, help="LoRA rank (default 16)")
     p.add_argument("--step-share", type=float, default=0.25,
                    help="with --kinds value,step: the share of step examples (default 0.25)")
+    p.add_argument("--init", default=None, metavar="ADAPTER.gguf",
+                   help="start from this GGUF LoRA adapter (e.g. solver/lm/adapters/game24.gguf) instead of "
+                        "a fresh one; its rank must be --rank")
     p.add_argument("--eval-every", type=int, default=250, help="steps between held-out evaluations (default 250)")
     p.add_argument("--eval-limit", type=int, default=4000,
                    help="validation states scored at each evaluation, drawn once with the seed (default 4000)")
@@ -79,8 +82,10 @@ def run(args: argparse.Namespace, plugins: dict[str, Any]) -> int:
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, rank=args.rank, alpha=2 * args.rank,
                       seed=args.seed, step_share=args.step_share if "step" in kinds and "value" in kinds else
                       (1.0 if kinds == ("step",) else 0.0), eval_every=args.eval_every, eval_limit=args.eval_limit,
-                      threads=args.threads,
-                      precision=args.precision)
+                      threads=args.threads, precision=args.precision,
+                      init=str(Path(args.init).resolve()) if args.init else None)
+    if args.init and not Path(args.init).is_file():
+        raise ValueError(f"--init {args.init}: no such file")
     out.parent.mkdir(parents=True, exist_ok=True)
     return train_adapter(args.task, data, kinds, cfg, out)
 
@@ -103,6 +108,9 @@ def train_adapter(task: str, data: Any, kinds: tuple[str, ...], cfg: Any, out: P
     log = _log
     log(f"tot train {task}: loading {base.name} into PyTorch ...")
     trainer = lora.Trainer(base, cfg, log)
+    if cfg.init is not None:
+        trainer.load_adapter(Path(cfg.init))
+        log(f"starting from {cfg.init}")
     log(f"loaded in {trainer.load_seconds:.0f} s on {trainer.device} ({'bfloat16' if trainer.bf16 else 'float32'}); "
         f"{trainer.trainable():,} trainable parameters (rank {cfg.rank})")
     train = data.examples["train"]
@@ -113,7 +121,9 @@ def train_adapter(task: str, data: Any, kinds: tuple[str, ...], cfg: Any, out: P
         "data": {"directory": str(data.directory), "export_held_out": data.manifest.get("held_out"),
                  "files": data.files()},
         "prompts": "the task's short prompts (TrainingPrompts)",
-        "config": lora.config_dict(cfg), "seed": cfg.seed, "machine": _machine(trainer),
+        "config": lora.config_dict(cfg), "seed": cfg.seed,
+        "init": None if cfg.init is None else {"file": Path(cfg.init).name, "sha256": file_sha256(Path(cfg.init))},
+        "machine": _machine(trainer),
         "seconds": {"load": round(trainer.load_seconds, 1)}}
     start = time.time()
 
@@ -123,7 +133,7 @@ def train_adapter(task: str, data: Any, kinds: tuple[str, ...], cfg: Any, out: P
         _write(trainer, manifest, out, log, final=False)
 
     curve = lora.run_training(trainer, train.get("value", []), train.get("step", []), val.get("value", []),
-                              on_eval=checkpoint)
+                              on_eval=checkpoint, val_steps=val.get("step", []))
     manifest["curve"] = curve.points
     manifest["seconds"]["train"] = round(time.time() - start, 1)
     manifest["complete"] = True

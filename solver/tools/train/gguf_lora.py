@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_gguf_lora"]
+__all__ = ["read_gguf_lora", "write_gguf_lora"]
 
 _PEFT_PREFIX = "base_model.model."
 
@@ -25,23 +25,9 @@ def write_gguf_lora(tensors: dict[str, Any], path: Path, *, alpha: float, archit
     import gguf
     import numpy as np
 
-    arch = next((a for a, n in gguf.MODEL_ARCH_NAMES.items() if n == architecture), None)
-    if arch is None:
-        raise ValueError(f"the gguf package knows no architecture {architecture!r}")
-    names = gguf.get_tensor_name_map(arch, blocks)
     pairs: dict[str, dict[str, Any]] = {}
-    for key, value in tensors.items():
-        base = key.removeprefix(_PEFT_PREFIX)
-        for part, suffix in (("a", ".lora_A.weight"), ("b", ".lora_B.weight")):
-            if base.endswith(suffix):
-                weight = base[: -len(suffix)] + ".weight"
-                mapped = names.get_name(weight, try_suffixes=(".weight",))
-                if mapped is None:
-                    raise ValueError(f"no GGUF name for {weight} in {architecture}")
-                pairs.setdefault(mapped, {})[part] = value
-                break
-        else:
-            raise ValueError(f"not a LoRA A or B matrix: {key}")
+    for key, (mapped, part) in _gguf_names(tensors, architecture, blocks).items():
+        pairs.setdefault(mapped, {})[part] = tensors[key]
     writer = gguf.GGUFWriter(str(path), architecture)
     writer.add_type(gguf.GGUFType.ADAPTER)
     writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
@@ -58,3 +44,59 @@ def write_gguf_lora(tensors: dict[str, Any], path: Path, *, alpha: float, archit
     writer.write_tensors_to_file()
     writer.close()
     return len(pairs)
+
+
+def _gguf_names(keys: Any, architecture: str, blocks: int) -> dict[str, tuple[str, str]]:
+    """PEFT state-dict name -> (GGUF weight name, ``a`` or ``b``), by the gguf package's own name
+    table for the architecture. ValueError for a name it does not map."""
+    import gguf
+
+    arch = next((a for a, n in gguf.MODEL_ARCH_NAMES.items() if n == architecture), None)
+    if arch is None:
+        raise ValueError(f"the gguf package knows no architecture {architecture!r}")
+    names = gguf.get_tensor_name_map(arch, blocks)
+    out: dict[str, tuple[str, str]] = {}
+    for key in keys:
+        base = key.removeprefix(_PEFT_PREFIX)
+        for part, suffix in (("a", ".lora_A.weight"), ("b", ".lora_B.weight")):
+            if base.endswith(suffix):
+                weight = base[: -len(suffix)] + ".weight"
+                mapped = names.get_name(weight, try_suffixes=(".weight",))
+                if mapped is None:
+                    raise ValueError(f"no GGUF name for {weight} in {architecture}")
+                out[key] = (mapped, part)
+                break
+        else:
+            raise ValueError(f"not a LoRA A or B matrix: {key}")
+    return out
+
+
+def read_gguf_lora(path: Path, keys: Any, *, architecture: str, blocks: int) -> tuple[dict[str, Any], float]:
+    """The A and B matrices of a GGUF LoRA file for the PEFT state-dict names ``keys`` (float32
+    numpy arrays, as :func:`write_gguf_lora` took them), and the file's alpha. ValueError (one
+    line) for a file that is not a LoRA adapter, or lacks one of the matrices."""
+    import gguf
+    import numpy as np
+
+    try:
+        reader = gguf.GGUFReader(str(path))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path} is not a readable GGUF file: {exc}") from None
+
+    def field(name: str) -> Any:
+        f = reader.get_field(name)
+        return None if f is None else f.contents()
+
+    if field(gguf.Keys.General.TYPE) != "adapter" or field(gguf.Keys.Adapter.TYPE) != "lora":
+        raise ValueError(f"{path} is not a GGUF LoRA adapter")
+    if field(gguf.Keys.General.ARCHITECTURE) != architecture:
+        raise ValueError(f"{path} is an adapter for {field(gguf.Keys.General.ARCHITECTURE)!r}, not {architecture}")
+    alpha = field(gguf.Keys.Adapter.LORA_ALPHA)
+    stored = {t.name: t for t in reader.tensors}
+    out: dict[str, Any] = {}
+    for key, (mapped, part) in _gguf_names(keys, architecture, blocks).items():
+        t = stored.get(f"{mapped}.lora_{part}")
+        if t is None:
+            raise ValueError(f"{path} has no {mapped}.lora_{part}")
+        out[key] = np.asarray(t.data, dtype=np.float32).reshape([int(n) for n in reversed(t.shape)])
+    return out, float(alpha) if alpha is not None else float("nan")

@@ -27,6 +27,7 @@ __all__ = ["LABELS", "Curve", "TrainConfig", "Trainer", "auc"]
 
 # The value labels the likelihood evaluator renormalises over, with its scale (solver.task.ValueScale).
 LABELS = {" sure": 20.0, " likely": 1.0, " impossible": 0.001}
+STEP_EVAL_LIMIT = 500  # held-out step examples scored at each evaluation (their completions are long)
 TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -44,9 +45,10 @@ class TrainConfig:
     seed: int = 0
     balance: float = 0.5  # the share of solvable states among value examples drawn
     step_share: float = 0.0  # the share of step examples, where step examples are trained
-    min_depth: int = 1  # depths below this are never scored by a search (the root): not trained
+    min_depth: int = 1  # value examples below this depth are never scored by a search (the root): not trained
     eval_every: int = 250
-    eval_limit: int = 4000  # value examples of the validation split scored at each evaluation
+    eval_limit: int = 4000  # value (and step) examples of the validation split scored at each evaluation
+    init: str | None = None  # a GGUF LoRA adapter to start from (None: PEFT's initialisation)
     threads: int | None = None
     precision: str = "auto"  # auto, bf16 or fp32
 
@@ -103,6 +105,26 @@ class Trainer:
         self.opt = torch.optim.AdamW(self.params, lr=cfg.lr, weight_decay=0.0)
         self.label_ids = [self._one_token(lab) for lab in LABELS]
         self.examples_seen = 0
+
+    def load_adapter(self, path: Path) -> None:
+        """Start from the GGUF LoRA adapter at ``path`` (e.g. the shipped one) instead of PEFT's
+        initialisation; ValueError (one line) when its rank, alpha or weights do not fit this
+        configuration."""
+        import torch
+        from peft import get_peft_model_state_dict, set_peft_model_state_dict
+
+        from solver.tools.train.gguf_lora import read_gguf_lora
+
+        own = get_peft_model_state_dict(self.model)
+        tensors, alpha = read_gguf_lora(path, list(own), architecture="gemma3",
+                                        blocks=self.model.config.num_hidden_layers)
+        if alpha != self.cfg.alpha:
+            raise ValueError(f"{path} has LoRA alpha {alpha:g}, this run {self.cfg.alpha} (give --rank {alpha / 2:g})")
+        for key, value in tensors.items():
+            if tuple(value.shape) != tuple(own[key].shape):
+                raise ValueError(f"{path}: {key} is {tuple(value.shape)}, this run's is {tuple(own[key].shape)} "
+                                 f"(another rank?)")
+        set_peft_model_state_dict(self.model, {k: torch.from_numpy(v).to(self.device) for k, v in tensors.items()})
 
     def _one_token(self, label: str) -> int:
         ids = self.tok(label, add_special_tokens=False).input_ids
@@ -185,6 +207,22 @@ class Trainer:
         self.model.train()
         return out
 
+    def completion_loss(self, examples: Sequence[Example], batch: int = 32) -> float | None:
+        """Mean cross-entropy a completion token (e.g. of held-out steps), None without examples."""
+        import torch
+
+        total, tokens = 0.0, 0
+        self.model.eval()
+        with torch.no_grad():
+            for i in range(0, len(examples), batch):
+                ids, mask, labels, keep = self._encode(examples[i:i + batch])
+                logits = self._logits(ids, mask, keep)
+                total += float(torch.nn.functional.cross_entropy(
+                    logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100, reduction="sum"))
+                tokens += int((labels != -100).sum())
+        self.model.train()
+        return total / tokens if tokens else None
+
     def label_gaps(self, prompts: Sequence[str]) -> list[float]:
         """log p(sure) - log p(impossible) after each prompt (to compare with llama.cpp's)."""
         import torch
@@ -234,7 +272,7 @@ class Sampler:
             pos, neg = self.groups.setdefault(ex.depth, ([], []))
             (pos if ex.label else neg).append(ex)
         self.depths = sorted(d for d, (p, n) in self.groups.items() if p or n)
-        self.steps = [ex for ex in steps if ex.depth >= cfg.min_depth]
+        self.steps = list(steps)  # every depth: the root is where a search's first step is proposed
         if not self.depths and not self.steps:
             raise ValueError("no training examples at the trained depths")
 
@@ -280,9 +318,11 @@ def _round(x: float | None) -> float | None:
 
 
 def run_training(trainer: Trainer, train_values: Sequence[Example], train_steps: Sequence[Example],
-                 val_values: Sequence[Example], on_eval: Callable[[Curve], None] | None = None) -> Curve:
+                 val_values: Sequence[Example], on_eval: Callable[[Curve], None] | None = None,
+                 val_steps: Sequence[Example] = ()) -> Curve:
     """The training loop with held-out evaluations every ``eval_every`` steps and at the end
-    (``on_eval`` is called after each, e.g. to keep the adapter so far)."""
+    (``on_eval`` is called after each, e.g. to keep the adapter so far); a run that starts from an
+    adapter (``init``) is evaluated once before its first step too."""
     cfg = trainer.cfg
     sampler = Sampler(train_values, train_steps, cfg)
     keys = {ex.key for ex in train_values} | {ex.key for ex in train_steps}
@@ -290,9 +330,25 @@ def run_training(trainer: Trainer, train_values: Sequence[Example], train_steps:
     val = [ex for ex in val_values if ex.depth >= cfg.min_depth]
     if len(val) > cfg.eval_limit:
         val = rng.sample(val, cfg.eval_limit)
+    steps_val = list(val_steps) if train_steps else []
+    if len(steps_val) > STEP_EVAL_LIMIT:
+        steps_val = rng.sample(steps_val, STEP_EVAL_LIMIT)
     curve = Curve()
     losses: list[float] = []
     start = last_log = time.time()
+
+    def evaluate(step: int) -> None:
+        point = {"step": step, "examples": trainer.examples_seen, "seconds": round(time.time() - start, 1),
+                 "train_loss": round(sum(losses) / len(losses), 4) if losses else None,
+                 "held_out": held_out_figures(trainer, val, keys) if val else {}}
+        if steps_val:
+            point["held_out_step_loss"] = _round(trainer.completion_loss(steps_val))
+        curve.points.append(point)
+        losses.clear()
+        trainer.log(_curve_line(point))
+
+    if cfg.init is not None:
+        evaluate(0)
     for step in range(1, cfg.steps + 1):
         losses.append(trainer.step(sampler.batch(), learning_rate(cfg, step)))
         now = time.time()
@@ -301,12 +357,7 @@ def run_training(trainer: Trainer, train_values: Sequence[Example], train_steps:
             trainer.log(f"step {step}/{cfg.steps}: {(now - start) / step:.2f} s a step")
             last_log = now
         if step % cfg.eval_every == 0 or step == cfg.steps:
-            figures = held_out_figures(trainer, val, keys) if val else {}
-            point = {"step": step, "examples": trainer.examples_seen, "seconds": round(time.time() - start, 1),
-                     "train_loss": round(sum(losses) / len(losses), 4), "held_out": figures}
-            curve.points.append(point)
-            losses = []
-            trainer.log(_curve_line(point))
+            evaluate(step)
             last_log = time.time()
             if on_eval is not None and step < cfg.steps:
                 on_eval(curve)
@@ -314,7 +365,11 @@ def run_training(trainer: Trainer, train_values: Sequence[Example], train_steps:
 
 
 def _curve_line(point: dict[str, Any]) -> str:
-    parts = [f"step {point['step']}", f"examples {point['examples']:,}", f"loss {point['train_loss']:.3f}"]
+    loss = point["train_loss"]
+    parts = [f"step {point['step']}", f"examples {point['examples']:,}",
+             f"loss {'-' if loss is None else f'{loss:.3f}'}"]
+    if "held_out_step_loss" in point:
+        parts.append(f"held-out step loss {point['held_out_step_loss']}")
     for depth, f in point["held_out"].items():
         a, u = f["auc"], f["unseen_auc"]
         parts.append(f"{depth} AUC {a if a is not None else '-'} (unseen {u if u is not None else '-'})")
