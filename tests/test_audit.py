@@ -453,7 +453,8 @@ def test_json_output_is_one_object_with_the_documented_keys(tmp_path: Path, caps
             "answered_correct", "score_bins",
             "lost", "lost_rate", "refused_by_gate", "invalid_states", "depths"} <= set(g)
     assert {"evaluated", "solvable", "unsolvable", "invalid", "unknown", "kept", "cut", "beam_ties", "false_prune",
-            "false_prune_pruned", "false_prune_beam", "false_prune_beam_tie", "false_prune_unvisited", "true_prune",
+            "false_prune_pruned", "false_prune_beam", "false_prune_beam_tie", "false_prune_unvisited",
+            "false_prune_beam_avoidable", "true_prune",
             "cut_other_solvable",
             "classes"} == set(g["depths"]["all"])
 

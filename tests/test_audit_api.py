@@ -5,6 +5,7 @@ expectation computed here, independently, on a hand-built trace of a small task 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
 from functools import cache
@@ -128,6 +129,9 @@ def solvable(n: int) -> bool:
 Node = tuple[int, int, int, int, "float | None", str]
 BFS_NODES = [(1, 0, 1, 4, 0.2, "beam"), (2, 0, 1, 3, 0.9, "kept"), (3, 0, 1, 1, 0.5, "beam"),
              (4, 0, 1, 3, None, "duplicate"), (5, 2, 2, 1, 0.1, "open"), (6, 2, 2, 0, None, "solved")]
+# a beam of two that kept an unsolvable state (1) over two solvable ones: one of them was avoidable
+BFS_WRONG = [(1, 0, 1, 1, 0.9, "kept"), (2, 0, 1, 3, 0.8, "kept"), (3, 0, 1, 4, 0.5, "beam"),
+             (4, 0, 1, 2, 0.4, "beam"), (5, 2, 2, 0, None, "solved")]
 DFS_NODES = [(1, 0, 1, 5, 0.3, "pruned"), (2, 0, 1, 4, 0.8, "kept"), (3, 0, 1, 2, 0.6, "depth"),
              (4, 2, 2, 2, 0.7, "kept"), (5, 2, 2, 1, 0.4, "pruned"), (6, 4, 3, 0, None, "solved")]
 
@@ -172,12 +176,26 @@ def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]
     return (-b - root) / (2 * a), (-b + root) / (2 * a)
 
 
-def _expect(nodes: list[Node], depth: int | None) -> dict[str, tuple[int, int]]:
+def _best_beam(nodes: list[Node], depth: int) -> int:
+    """The most solvable states any choice of as many states as the beam kept could have kept
+    (every subset tried), less those it did keep."""
+    rows = [(solvable(s), fate) for _n, _p, d, s, score, fate in nodes
+            if score is not None and d == depth and fate in ("kept", "beam")]
+    if all(f == "kept" for _ok, f in rows):
+        return 0
+    width = sum(1 for _ok, f in rows if f == "kept")
+    best = max(sum(ok for ok, _f in pick) for pick in itertools.combinations(rows, width))
+    return best - sum(1 for ok, f in rows if ok and f == "kept")
+
+
+def _expect(nodes: list[Node], depth: int | None, bfs: bool = False) -> dict[str, tuple[int, int]]:
     scored = [(solvable(s), fate) for _n, _p, d, s, score, fate in nodes
               if score is not None and (depth is None or d == depth)]
     solv = sum(1 for ok, _f in scored if ok)
     unsolv = len(scored) - solv
-    return {"false_prune": (sum(1 for ok, f in scored if ok and f in ("pruned", "beam")), solv),
+    depths = {d for _n, _p, d, _s, score, _f in nodes if score is not None and (depth is None or d == depth)}
+    return {"false_prune_beam_avoidable": (sum(_best_beam(nodes, d) for d in depths), solv) if bfs else (0, 0),
+            "false_prune": (sum(1 for ok, f in scored if ok and f in ("pruned", "beam")), solv),
             "false_prune_pruned": (sum(1 for ok, f in scored if ok and f == "pruned"), solv),
             "false_prune_beam": (sum(1 for ok, f in scored if ok and f == "beam"), solv),
             "cut_other_solvable": (sum(1 for ok, f in scored if ok and f == "depth"), solv),
@@ -189,7 +207,7 @@ def _check(g: GroupAudit, nodes: list[Node]) -> None:
     depths = sorted({d for _n, _p, d, _s, score, _f in nodes if score is not None})
     assert sorted(g.by_depth) == depths
     for depth, figures in [(None, g.overall)] + [(d, g.by_depth[d]) for d in depths]:
-        want = _expect(nodes, depth)
+        want = _expect(nodes, depth, bfs=g.method == "tot-bfs")
         assert figures.evaluated == want.pop("evaluated")[0]
         assert figures.solvable + figures.unsolvable == figures.evaluated and figures.invalid == figures.unknown == 0
         for key, (k, n) in want.items():
@@ -214,6 +232,12 @@ def test_a_users_task_and_a_hand_built_trace(tmp_path: Path) -> None:
     assert (bfs.method, dfs.method) == ("tot-bfs", "tot-dfs")
     _check(bfs, BFS_NODES)
     _check(dfs, DFS_NODES)
+    wrong_audit = audit_trace(Countdown(), _events("tot-bfs", 6, BFS_WRONG))
+    [wrong] = wrong_audit.groups
+    _check(wrong, BFS_WRONG)
+    assert (wrong.overall.false_prune_beam_avoidable.k, wrong.overall.false_prune_beam.k) == (1, 2)
+    assert "avoidable [95% CI]" in wrong_audit.text()
+    assert "avoidable" not in audit_trace(Countdown(), _events("tot-dfs", 7, DFS_NODES)).text()  # no beam there
     # the hand-computed figures, spelled out once
     assert (bfs.overall.false_prune.k, bfs.overall.false_prune.n) == (1, 2)
     assert (dfs.by_depth[1].false_prune_pruned.k, dfs.by_depth[1].cut_other_solvable.k) == (1, 1)
@@ -311,3 +335,22 @@ def test_tot_audit_exits_1_when_nothing_could_be_audited(tmp_path: Path, capsys:
     assert "not auditable: no installed task named 'countdown'" in captured.out
     assert captured.err == "tot: no run in these files could be audited (each group above says why)\n"
     assert audit_trace(Countdown(), path).groups[0].runs == 1
+
+
+def test_a_perfect_judge_on_the_papers_beam_loses_solvable_states_but_none_avoidably(tmp_path: Path) -> None:
+    # The exact oracle as the evaluator: a beam of 5 still cuts solvable states where a level has
+    # more than 5 (its width), but never one it could have kept in place of an unsolvable state.
+    # The seeded random judge, on the same beam, does lose some avoidably.
+    puzzles = ("4 9 10 13", "1 2 4 7", "2 5 8 11", "6 7 8 9", "4 5 6 10")
+    figures = {}
+    for evaluator in ("oracle", "random"):
+        trace = Trace(tmp_path / f"{evaluator}.jsonl")
+        s = Settings(search=SearchSettings(method="tot-bfs", generator="enumerate", evaluator=evaluator))
+        for p in puzzles:
+            asyncio.run(solve(Game24(), p, s, None, trace))
+        trace.close()
+        [figures[evaluator]] = audit_trace(Game24(), tmp_path / f"{evaluator}.jsonl").groups
+    perfect, blind = figures["oracle"].overall, figures["random"].overall
+    assert perfect.false_prune_beam.k > 0 and perfect.false_prune_beam_avoidable.k == 0
+    assert perfect.false_prune_beam_avoidable.n == perfect.solvable
+    assert 0 < blind.false_prune_beam_avoidable.k <= blind.false_prune_beam.k

@@ -69,6 +69,10 @@ class DepthFigures:
     classes: Mapping[str, ClassFigures]
     # ... MCTS children never visited when the run ended (no other search leaves any)
     false_prune_unvisited: Proportion = Proportion(0, 0)
+    # ... lost to the beam though a ranking with every solvable state first would have kept them
+    # (the judgement's share of false_prune_beam; the rest is the beam's width). The paper's BFS
+    # only, whose beam chooses once per depth; n = 0 elsewhere
+    false_prune_beam_avoidable: Proportion = Proportion(0, 0)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> DepthFigures:
@@ -76,7 +80,8 @@ class DepthFigures:
                    _rate(d["false_prune"]), _rate(d["false_prune_pruned"]), _rate(d["false_prune_beam"]),
                    _rate(d["false_prune_beam_tie"]), _rate(d["cut_other_solvable"]), _rate(d["true_prune"]),
                    {k: ClassFigures.from_json(v) for k, v in d["classes"].items()},
-                   _rate(d.get("false_prune_unvisited", {"k": 0, "n": d["solvable"]})))
+                   _rate(d.get("false_prune_unvisited", {"k": 0, "n": d["solvable"]})),
+                   _rate(d.get("false_prune_beam_avoidable", {"k": 0, "n": 0})))
 
 
 @dataclass(frozen=True, slots=True)

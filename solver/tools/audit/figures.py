@@ -56,6 +56,8 @@ class Tally:
     class_cuts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     judged_cuts: Counter[str] = field(default_factory=Counter)  # truth -> cut by a judgement
     false_prunes: int = 0  # solvable states cut by a judgement (solver.tools.truth.is_false_prune)
+    beam_choices: int = 0  # evaluated states of runs whose beam chooses once per depth (tot-bfs)
+    avoidable: int = 0  # solvable beam cuts a ranking with every solvable state first would have kept
 
     def add(self, truth: str, fate: str, tie: bool, klass: str) -> None:
         self.evaluated += 1
@@ -98,6 +100,8 @@ class Tally:
             "false_prune_beam": Proportion(self.cuts["beam"]["solvable"], solv).as_dict(),
             "false_prune_beam_tie": Proportion(self.ties["solvable"], solv).as_dict(),
             "false_prune_unvisited": Proportion(self.cuts["unvisited"]["solvable"], solv).as_dict(),
+            # undefined (n = 0) where the beam does not choose once per depth
+            "false_prune_beam_avoidable": Proportion(self.avoidable, solv if self.beam_choices else 0).as_dict(),
             "true_prune": Proportion(self.judged_cuts["unsolvable"], unsolv).as_dict(),
             "classes": classes,
         }
@@ -198,6 +202,27 @@ def group_runs(source: str, runs: Iterable[Run]) -> list[Group]:
     return list(groups.values())
 
 
+def avoidable_beam_cuts(records: Sequence[tuple[Run, NodeRec, str]]) -> Counter[int]:
+    """Per depth: the solvable states lost to the beam that a perfect ranking of the same
+    candidates would have kept. A beam that keeps K of the candidates at a depth, S of them
+    solvable, keeps min(K, S) solvable ones when it ranks every solvable state first; what it kept
+    short of that was its judgement's error, and the rest of its solvable cuts were the beam's
+    width (for runs whose beam chooses once per depth among all candidates: the paper's BFS)."""
+    groups: dict[tuple[int, int], list[tuple[bool, bool]]] = defaultdict(list)  # (run, depth) -> (kept, solvable)
+    for run, nd, truth in records:
+        if nd.fate in ("kept", "beam"):
+            groups[(id(run), nd.depth)].append((nd.fate == "kept", truth == "solvable"))
+    out: Counter[int] = Counter()
+    for (_run, depth), rows in groups.items():
+        if not any(not kept for kept, _ in rows):
+            continue  # nothing lost to the beam here
+        kept = sum(k for k, _ in rows)
+        solv = sum(s for _, s in rows)
+        kept_solvable = sum(k and s for k, s in rows)
+        out[depth] += min(kept, solv) - kept_solvable
+    return out
+
+
 def audit_group(group: Group, judge: Oracle | str, policies: Sequence[Policy] = ()) -> dict[str, Any]:
     """The JSON object of one group (keys documented in the README)."""
     out: dict[str, Any] = {"source": group.source, **group.meta, "runs": len(group.runs)}
@@ -243,6 +268,14 @@ def audit_group(group: Group, judge: Oracle | str, policies: Sequence[Policy] = 
     for (_run, nd, verdict), klass in zip(records, classes, strict=True):
         for key in ("all", str(nd.depth)):
             tallies[key].add(verdict, nd.fate, nd.tie, klass)
+    one_beam = str(group.meta.get("method", "")).startswith("tot-bfs")  # one beam choice per depth
+    if one_beam:
+        for _run, nd, _truth in records:
+            for key in ("all", str(nd.depth)):
+                tallies[key].beam_choices += 1
+        for depth, count in avoidable_beam_cuts(records).items():
+            for key in ("all", str(depth)):
+                tallies[key].avoidable += count
     for run in group.runs:
         for nd in run.nodes.values():
             if nd.verdict in ("invalid", "unchecked") and nd.fate != "duplicate":
