@@ -87,6 +87,17 @@ def test_the_sampler_balances_depths_and_labels() -> None:
         assert 0.45 < sum(ex.label for ex in here) / len(here) < 0.55
 
 
+def test_step_examples_are_drawn_at_every_depth_the_root_included() -> None:
+    values = [_ex(1, True, i) for i in range(10)] + [_ex(1, False, i) for i in range(10)]
+    steps = [Example("step", f"s{d}-{i}", " 1 + 2 = 3\n", True, f"k{d}-{i}", d) for d in (0, 1, 2) for i in range(5)]
+    sampler = Sampler(values, steps, TrainConfig(batch=64, seed=1, step_share=0.5))
+    drawn = [ex for _ in range(40) for ex in sampler.batch()]
+    share = sum(ex.kind == "step" for ex in drawn) / len(drawn)
+    assert 0.45 < share < 0.55
+    assert {ex.depth for ex in drawn if ex.kind == "step"} == {0, 1, 2}  # the root is where a first step is proposed
+    assert not any(ex.depth == 0 for ex in drawn if ex.kind == "value")
+
+
 def test_the_learning_rate_warms_up_and_decays() -> None:
     cfg = TrainConfig(steps=1000, warmup=100, lr=1e-3)
     rates = [learning_rate(cfg, s) for s in range(1, 1001)]
@@ -136,6 +147,39 @@ def test_train_convert_and_load_with_the_embedded_model(export_dir: Path, tmp_pa
     assert main(["solve", "game24", "4 9 10 13", "--adapter", str(out), "--json"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert row["verified"] and row["adapter"] == {"file": "a.gguf", "sha256": manifest["sha256"]}
+
+
+@pytest.mark.model
+def test_training_can_start_from_the_shipped_adapter(export_dir: Path, tmp_path: Path) -> None:
+    """--init reads a GGUF LoRA back into PyTorch: started from the shipped adapter, the model gives
+    the label gaps its manifest recorded for the trained PyTorch model (before any step), and a run
+    from it records where it started and its held-out step loss."""
+    _needs_train_extra()
+    from solver.lm.adapters import SHIPPED
+    from solver.lm.local import model_path
+    from solver.tools.train.lora import Trainer
+
+    shipped = SHIPPED / "game24.gguf"
+    recorded = json.loads(shipped.with_suffix(".json").read_text(encoding="utf-8"))["conversion_check"]["gaps"][:6]
+    trainer = Trainer(model_path(), TrainConfig(threads=2, precision="fp32"), log=lambda _line: None)
+    fresh = trainer.label_gaps([g["prompt"] for g in recorded])
+    trainer.load_adapter(shipped)
+    loaded = trainer.label_gaps([g["prompt"] for g in recorded])
+    for g, got in zip(recorded, loaded, strict=True):
+        assert got == pytest.approx(g["pytorch"], abs=0.15), g["prompt"]  # float16 in the file
+    # a fresh LoRA is the base model: far from the trained one
+    assert max(abs(before - g["pytorch"]) for g, before in zip(recorded, fresh, strict=True)) > 1.0
+    trainer.cfg.alpha = 16  # a run of rank 8: the shipped adapter (alpha 32) does not fit it
+    with pytest.raises(ValueError, match="alpha 32, this run 16"):
+        trainer.load_adapter(shipped)
+    out = tmp_path / "b.gguf"
+    assert main(["train", "game24", "--data", str(export_dir), "--out", str(out), "--steps", "2", "--batch", "4",
+                 "--kinds", "value,step", "--init", str(shipped), "--eval-every", "2", "--eval-limit", "24",
+                 "--threads", "2"]) == 0
+    manifest = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert manifest["init"] == {"file": "game24.gguf", "sha256": hashlib.sha256(shipped.read_bytes()).hexdigest()}
+    assert [p["step"] for p in manifest["curve"]] == [0, 2] and manifest["trained_for"] == ["value", "step"]
+    assert all(p["held_out_step_loss"] > 0 for p in manifest["curve"])
 
 
 @pytest.mark.model
