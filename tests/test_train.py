@@ -115,6 +115,24 @@ def test_bad_options_are_one_line_errors(export_dir: Path, capsys: pytest.Captur
     assert code == 2 and ".gguf" in capsys.readouterr().err
 
 
+def test_init_refuses_what_is_not_a_lora_adapter_in_one_line(export_dir: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Before the model is loaded: a missing file, a file that is not GGUF, a cut adapter."""
+    _needs_train_extra()
+    from solver.lm.adapters import SHIPPED
+
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes((SHIPPED / "game24.gguf").read_bytes()[:50_000])
+    text = tmp_path / "notes.gguf"
+    text.write_text("not a model\n")
+    for init, says in ((tmp_path / "none.gguf", "no such file"), (text, "not a readable GGUF file"),
+                       (cut, "not a readable GGUF file")):
+        code = main(["train", "game24", "--data", str(export_dir), "--out", str(tmp_path / "x.gguf"),
+                     "--init", str(init)])
+        err = capsys.readouterr().err
+        assert code == 2 and says in err and err.count("\n") == 1, err
+
+
 def _needs_train_extra() -> None:
     import importlib.util
 

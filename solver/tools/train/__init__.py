@@ -79,13 +79,17 @@ def run(args: argparse.Namespace, plugins: dict[str, Any]) -> int:
     splits = ("train", "val") if _has_split(args.data, "val") else ("train",)
     data = read_export(args.data, args.task, splits, kinds)  # before the slow imports: bad data fails fast
     _check_installed()
+    if args.init:
+        from solver.tools.train.gguf_lora import check_gguf_lora
+
+        if not Path(args.init).is_file():
+            raise ValueError(f"--init {args.init}: no such file")
+        check_gguf_lora(Path(args.init), "gemma3")
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, rank=args.rank, alpha=2 * args.rank,
                       seed=args.seed, step_share=args.step_share if "step" in kinds and "value" in kinds else
                       (1.0 if kinds == ("step",) else 0.0), eval_every=args.eval_every, eval_limit=args.eval_limit,
                       threads=args.threads, precision=args.precision,
                       init=str(Path(args.init).resolve()) if args.init else None)
-    if args.init and not Path(args.init).is_file():
-        raise ValueError(f"--init {args.init}: no such file")
     out.parent.mkdir(parents=True, exist_ok=True)
     return train_adapter(args.task, data, kinds, cfg, out)
 

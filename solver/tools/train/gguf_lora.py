@@ -10,10 +10,11 @@ written by hand here.
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_gguf_lora", "write_gguf_lora"]
+__all__ = ["check_gguf_lora", "read_gguf_lora", "write_gguf_lora"]
 
 _PEFT_PREFIX = "base_model.model."
 
@@ -75,13 +76,28 @@ def read_gguf_lora(path: Path, keys: Any, *, architecture: str, blocks: int) -> 
     """The A and B matrices of a GGUF LoRA file for the PEFT state-dict names ``keys`` (float32
     numpy arrays, as :func:`write_gguf_lora` took them), and the file's alpha. ValueError (one
     line) for a file that is not a LoRA adapter, or lacks one of the matrices."""
-    import gguf
     import numpy as np
+
+    reader, alpha = _open_lora(path, architecture)
+    stored = {t.name: t for t in reader.tensors}
+    out: dict[str, Any] = {}
+    for key, (mapped, part) in _gguf_names(keys, architecture, blocks).items():
+        t = stored.get(f"{mapped}.lora_{part}")
+        if t is None:
+            raise ValueError(f"{path} has no {mapped}.lora_{part}")
+        out[key] = np.asarray(t.data, dtype=np.float32).reshape([int(n) for n in reversed(t.shape)])
+    return out, float(alpha) if alpha is not None else float("nan")
+
+
+def _open_lora(path: Path, architecture: str) -> tuple[Any, Any]:
+    """The file's reader and its LoRA alpha; ValueError (one line) for a file that is not a GGUF
+    LoRA adapter for ``architecture``."""
+    import gguf
 
     try:
         reader = gguf.GGUFReader(str(path))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path} is not a readable GGUF file: {exc}") from None
+    except (OSError, ValueError, IndexError, KeyError, struct.error) as exc:  # what a bad or cut file raises
+        raise ValueError(f"{path} is not a readable GGUF file: {exc or type(exc).__name__}") from None
 
     def field(name: str) -> Any:
         f = reader.get_field(name)
@@ -91,12 +107,10 @@ def read_gguf_lora(path: Path, keys: Any, *, architecture: str, blocks: int) -> 
         raise ValueError(f"{path} is not a GGUF LoRA adapter")
     if field(gguf.Keys.General.ARCHITECTURE) != architecture:
         raise ValueError(f"{path} is an adapter for {field(gguf.Keys.General.ARCHITECTURE)!r}, not {architecture}")
-    alpha = field(gguf.Keys.Adapter.LORA_ALPHA)
-    stored = {t.name: t for t in reader.tensors}
-    out: dict[str, Any] = {}
-    for key, (mapped, part) in _gguf_names(keys, architecture, blocks).items():
-        t = stored.get(f"{mapped}.lora_{part}")
-        if t is None:
-            raise ValueError(f"{path} has no {mapped}.lora_{part}")
-        out[key] = np.asarray(t.data, dtype=np.float32).reshape([int(n) for n in reversed(t.shape)])
-    return out, float(alpha) if alpha is not None else float("nan")
+    return reader, field(gguf.Keys.Adapter.LORA_ALPHA)
+
+
+def check_gguf_lora(path: Path, architecture: str) -> None:
+    """ValueError (one line) unless ``path`` is a GGUF LoRA adapter for ``architecture`` (before
+    a training run loads the model to start from it)."""
+    _open_lora(path, architecture)
