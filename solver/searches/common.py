@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Generic, Hashable, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Generic, Hashable, Sequence, TypeVar
 
+from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node, SeenStates
 from solver.trace import Trace
@@ -150,3 +151,17 @@ class Steppable(Generic[S]):
             run.trace = real
         run.restore_books(books)
         return search
+
+
+async def visit_from_root(run: Expansion[S], visit: Callable[[Node[S]], Awaitable[tuple[Node[S], str] | None]], *,
+                          searched_all: bool) -> SearchResult[S]:
+    """A depth-first search's result: ``visit`` from the root, then the answer it found, the
+    budget that ran out, or, when it found none, a search that ran out of states
+    (``searched_all``: it tried every state it may, so the step may call that a proof)."""
+    try:
+        hit = await visit(run.root())
+    except BudgetExhausted as exc:
+        return run.result(None, None, exc.which)
+    if hit is None:
+        return run.result(None, None, None, searched_all=searched_all)
+    return run.result(hit[0], hit[1], None)

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Hashable, TypeVar
 
-from solver.budget import BudgetExhausted, Usage
+from solver.budget import Usage
 from solver.evaluators import Evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node, SeenStates
-from solver.searches.common import DECIMALS, quantise, ranked
+from solver.searches.common import DECIMALS, quantise, ranked, visit_from_root
 from solver.task import Task
 from solver.trace import Trace
 
@@ -84,10 +84,4 @@ async def search_complete(run: Expansion[S], *, depth: int | None = None, decima
             run.backtrack(child, node)
         return None
 
-    try:
-        hit = await visit(run.root())
-    except BudgetExhausted as exc:
-        return run.result(None, None, exc.which)
-    if hit is not None:
-        return run.result(hit[0], hit[1], None)
-    return run.result(None, None, None, searched_all=True)  # a proof where the step says so
+    return await visit_from_root(run, visit, searched_all=True)  # a proof where the step says so

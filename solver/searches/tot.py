@@ -18,7 +18,7 @@ from solver.lm.client import LMClient
 from solver.lm.session import gather_all
 from solver.node import Node, SeenStates
 from solver.search_options import option
-from solver.searches.common import DECIMALS, quantise, ranked
+from solver.searches.common import DECIMALS, quantise, ranked, visit_from_root
 from solver.task import Task
 from solver.trace import Trace
 
@@ -159,8 +159,4 @@ async def search_dfs(run: Expansion[S], *, depth: int | None = None, prune_below
             run.backtrack(child, node)
         return None
 
-    try:
-        hit = await visit(run.root())
-    except BudgetExhausted as exc:
-        return run.result(None, None, exc.which)
-    return run.result(hit[0] if hit else None, hit[1] if hit else None, None)
+    return await visit_from_root(run, visit, searched_all=False)  # the paper's DFS claims no proof
