@@ -56,7 +56,7 @@ class Tally:
     class_cuts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     judged_cuts: Counter[str] = field(default_factory=Counter)  # truth -> cut by a judgement
     false_prunes: int = 0  # solvable states cut by a judgement (solver.tools.truth.is_false_prune)
-    beam_choices: int = 0  # evaluated states of runs whose beam chooses once per depth (tot-bfs)
+    one_beam: bool = False  # the runs' beam chooses once per depth (tot-bfs): avoidable is defined
     avoidable: int = 0  # solvable beam cuts a ranking with every solvable state first would have kept
 
     def add(self, truth: str, fate: str, tie: bool, klass: str) -> None:
@@ -101,7 +101,7 @@ class Tally:
             "false_prune_beam_tie": Proportion(self.ties["solvable"], solv).as_dict(),
             "false_prune_unvisited": Proportion(self.cuts["unvisited"]["solvable"], solv).as_dict(),
             # undefined (n = 0) where the beam does not choose once per depth
-            "false_prune_beam_avoidable": Proportion(self.avoidable, solv if self.beam_choices else 0).as_dict(),
+            "false_prune_beam_avoidable": Proportion(self.avoidable, solv if self.one_beam else 0).as_dict(),
             "true_prune": Proportion(self.judged_cuts["unsolvable"], unsolv).as_dict(),
             "classes": classes,
         }
@@ -268,11 +268,9 @@ def audit_group(group: Group, judge: Oracle | str, policies: Sequence[Policy] = 
     for (_run, nd, verdict), klass in zip(records, classes, strict=True):
         for key in ("all", str(nd.depth)):
             tallies[key].add(verdict, nd.fate, nd.tie, klass)
-    one_beam = str(group.meta.get("method", "")).startswith("tot-bfs")  # one beam choice per depth
-    if one_beam:
-        for _run, nd, _truth in records:
-            for key in ("all", str(nd.depth)):
-                tallies[key].beam_choices += 1
+    if str(group.meta.get("method", "")).startswith("tot-bfs"):  # one beam choice per depth
+        for tally in tallies.values():
+            tally.one_beam = True
         for depth, count in avoidable_beam_cuts(records).items():
             for key in ("all", str(depth)):
                 tallies[key].avoidable += count

@@ -27,14 +27,14 @@ def _has_unvisited(groups: list[dict[str, Any]]) -> bool:
     return any(_unvisited(g["depths"]["all"]) is not None for g in groups if "unsupported" not in g)
 
 
-def _avoidable(depth: dict[str, Any]) -> str | None:
-    """The solvable beam cuts a perfect ranking would have kept (None: not defined for the search)."""
+def _avoidable(depth: dict[str, Any]) -> bool:
+    """Whether the figures define the avoidable beam cuts (the paper's BFS; older reports lack them)."""
     got = depth.get("false_prune_beam_avoidable")
-    return None if got is None or not got["n"] else str(got["k"])
+    return got is not None and bool(got["n"])
 
 
 def _has_avoidable(groups: list[dict[str, Any]]) -> bool:
-    return any(_avoidable(g["depths"]["all"]) is not None for g in groups if "unsupported" not in g)
+    return any(_avoidable(g["depths"]["all"]) for g in groups if "unsupported" not in g)
 
 
 def _summary_rows(report: dict[str, Any]) -> list[list[str]]:

@@ -81,10 +81,11 @@ def run(args: argparse.Namespace, plugins: dict[str, Any]) -> int:
     _check_installed()
     if args.init:
         from solver.tools.train.gguf_lora import check_gguf_lora
+        from solver.tools.train.lora import ARCHITECTURE
 
         if not Path(args.init).is_file():
             raise ValueError(f"--init {args.init}: no such file")
-        check_gguf_lora(Path(args.init), "gemma3")
+        check_gguf_lora(Path(args.init), ARCHITECTURE)
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, rank=args.rank, alpha=2 * args.rank,
                       seed=args.seed, step_share=args.step_share if "step" in kinds and "value" in kinds else
                       (1.0 if kinds == ("step",) else 0.0), eval_every=args.eval_every, eval_limit=args.eval_limit,
@@ -152,10 +153,11 @@ def _write(trainer: Any, manifest: dict[str, Any], out: Path, log: Any, *, final
     ``final``, then the conversion check, added to the manifest."""
     from solver.lm.adapters import file_sha256
     from solver.tools.train.gguf_lora import write_gguf_lora
+    from solver.tools.train.lora import ARCHITECTURE
 
     start = time.time()
     tmp = out.with_name(out.name + ".part")
-    write_gguf_lora(trainer.lora_tensors(), tmp, alpha=trainer.cfg.alpha, architecture="gemma3",
+    write_gguf_lora(trainer.lora_tensors(), tmp, alpha=trainer.cfg.alpha, architecture=ARCHITECTURE,
                     blocks=trainer.model.config.num_hidden_layers, name=f"verified-tot {manifest['task']} adapter")
     os.replace(tmp, out)
     manifest["seconds"]["convert"] = round(time.time() - start, 1)

@@ -27,6 +27,7 @@ __all__ = ["LABELS", "Curve", "TrainConfig", "Trainer", "auc"]
 
 # The value labels the likelihood evaluator renormalises over, with its scale (solver.task.ValueScale).
 LABELS = {" sure": 20.0, " likely": 1.0, " impossible": 0.001}
+ARCHITECTURE = "gemma3"  # the embedded model's, as GGUF names it (adapters are written and read for it)
 STEP_EVAL_LIMIT = 500  # held-out step examples scored at each evaluation (their completions are long)
 TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -116,7 +117,7 @@ class Trainer:
         from solver.tools.train.gguf_lora import read_gguf_lora
 
         own = get_peft_model_state_dict(self.model)
-        tensors, alpha = read_gguf_lora(path, list(own), architecture="gemma3",
+        tensors, alpha = read_gguf_lora(path, list(own), architecture=ARCHITECTURE,
                                         blocks=self.model.config.num_hidden_layers)
         if alpha != self.cfg.alpha:
             raise ValueError(f"{path} has LoRA alpha {alpha:g}, this run {self.cfg.alpha} (give --rank {alpha / 2:g})")
