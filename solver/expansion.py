@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Generic, Hashable, Literal, Sequence, TypeVar
 
-from solver.budget import Usage
+from solver.budget import Budget, BudgetExhausted, Usage
 from solver.capabilities import (
     AnswerRules,
     LegalMoves,
@@ -30,7 +30,7 @@ from solver.capabilities import task_options as _task_options
 from solver.evaluators import Evaluator
 from solver.generators import Generator
 from solver.lm.client import LMClient
-from solver.lm.session import Session, trace_sink
+from solver.lm.session import NotSaved, Session, trace_sink
 from solver.node import Node, NodeFactory, SeenStates
 from solver.task import Task, Thought
 from solver.trace import Trace
@@ -109,9 +109,26 @@ def _check_client(client: object) -> None:
 CutReason = Literal["beam", "pruned", "depth", "children", "duplicate", "no new proposal", "unvisited"]
 """Why a search left a state (the ``cut`` event's ``why``; docs/trace-format.md)."""
 
-# The usage counts a checkpoint keeps (Expansion.books).
+# The usage counts a checkpoint keeps (Expansion.books), and those its replay counts again exactly
+# (the rest are the model's own: tokens, cache hits), which must then agree with the saved ones.
 _COUNTS = ("calls", "backend_calls", "cache_hits", "failed_calls", "score_calls", "failed_scores", "replayed_tokens",
            "prompt_tokens", "completion_tokens", "reasoning_tokens", "steps")
+_REPLAYED = ("calls", "failed_calls", "score_calls", "failed_scores", "steps")
+_MAX_COUNT = 2**63  # a saved count at or above this is not one a run made
+BUDGETS = ("calls", "tokens", "steps", "seconds")  # BudgetExhausted.which
+
+
+def _saved_usage(books: dict[str, Any]) -> tuple[dict[str, int], float]:
+    """The usage counts and seconds a checkpoint's ``books`` saved (ValueError in one line where
+    they are not counts a run makes: whole numbers from 0, seconds finite from 0)."""
+    usage, elapsed = books.get("usage"), books.get("elapsed")
+    if not isinstance(usage, dict) or set(usage) != set(_COUNTS) or \
+            not all(type(v) is int and 0 <= v < _MAX_COUNT for v in usage.values()):
+        raise ValueError("the checkpoint's usage is malformed (each count a whole number from 0)")
+    if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)) or \
+            not 0 <= elapsed < _MAX_COUNT:  # NaN fails this too
+        raise ValueError("the checkpoint's usage is malformed (elapsed: seconds, a finite number from 0)")
+    return dict(usage), float(elapsed)
 
 
 def run_usage(client: LMClient | None) -> Usage:
@@ -153,6 +170,9 @@ class Expansion(Generic[S]):
         self.depth_cut = False  # the depth limit cut a state that may still have had legal steps
         self.not_tried = 0
         self.limits: list[str] = []  # each limit that cut an enumeration, in the order met
+        # During a checkpoint's replay (start_replay): the run's budget, its counts before, the
+        # saved counts, and the budget that stopped the saved run.
+        self._replay: tuple[Budget, dict[str, int], dict[str, int], str | None] | None = None
 
     # ---- the run's start ------------------------------------------------------------------------
 
@@ -200,42 +220,74 @@ class Expansion(Generic[S]):
 
     # ---- checkpoints ----------------------------------------------------------------------------
 
+    def identity(self) -> dict[str, Any]:
+        """What a checkpoint must be resumed on: the task (and its options), the puzzle, the
+        generator and the evaluator."""
+        return {"task": self.task.name, "puzzle": self.puzzle, "options": _task_options(self.task),
+                "generator": self.generator.name, "evaluator": self.evaluator.name if self.evaluator else None}
+
     def books(self) -> dict[str, Any]:
         """What a checkpoint keeps of the run beside the search's steps (``solver.searches.common.
         Steppable``), as JSON: the usage counts, the seconds spent so far and the model session's
-        memo (every answer the model gave this run). The rest (node ids, counters, the states held)
-        is rebuilt by replaying the steps against that memo."""
+        memo (every answer the model gave this run, and its failed requests). The rest (node ids,
+        counters, the states held) is rebuilt by replaying the steps against that memo."""
         return {"usage": {name: getattr(self.usage, name) for name in _COUNTS}, "elapsed": self.usage.seconds,
-                "memo": list(self.model.memo_state()) if self.model is not None else None}
+                "memo": self.model.memo_state() if self.model is not None else None}
 
-    def take_memo(self, books: dict[str, Any]) -> None:
-        """Before a replay: the model's answers ``books`` saved, so that the replayed steps ask the
-        model nothing (ValueError in one line where the kind of client differs)."""
+    def start_replay(self, books: dict[str, Any], stopped: str | None) -> None:
+        """Before a replay of saved steps: the books checked (ValueError in one line where they are
+        malformed or the kind of client differs) and the model's saved answers taken, so that the
+        replayed steps ask the model nothing; the run's budget is lifted until ``end_replay`` (the
+        saved run's own budget stops are replayed: ``stopped``, the budget that stopped it, if
+        one did)."""
+        usage = _saved_usage(books)[0]
         memo = books.get("memo")
         if (memo is None) != (self.model is None):
             raise ValueError("the checkpoint was saved with" + (" no" if memo is None else "") +
                              " model client; resume it the same way")
         if self.model is not None:
-            if not (isinstance(memo, list) and len(memo) == 2 and all(isinstance(m, dict) for m in memo)):
-                raise ValueError("the checkpoint's model memo is malformed")
-            self.model.restore_memo((memo[0], memo[1]))
+            self.model.restore_memo(memo)
+        self._replay = (self.usage.budget, {name: getattr(self.usage, name) for name in _REPLAYED}, usage, stopped)
+        self.usage.budget = Budget()
+        if self.model is not None:
+            self.model.start_replay(usage["calls"], stopped)
+
+    def end_replay(self) -> None:
+        """After a replay (or its failure): the run's budget back; no more replayed answers."""
+        if self._replay is not None:
+            self.usage.budget = self._replay[0]
+        if self.model is not None:
+            self.model.end_replay()
 
     def restore_books(self, books: dict[str, Any]) -> None:
         """After a replay: the usage counts and the time spent as they were saved (the replay's own
-        memo hits do not count)."""
-        usage = books.get("usage")
-        if not isinstance(usage, dict) or set(usage) != set(_COUNTS) or \
-                not all(isinstance(v, int) for v in usage.values()) or \
-                not isinstance(books.get("elapsed"), (int, float)):
-            raise ValueError("the checkpoint's usage is malformed")
+        memo hits do not count). ValueError in one line where the replay did not count what the
+        saved run counted (the steps or the memo were altered)."""
+        assert self._replay is not None, "restore_books after start_replay"
+        _, before, usage, _ = self._replay
+        elapsed = _saved_usage(books)[1]
+        for name in _REPLAYED:
+            replayed = getattr(self.usage, name) - before[name]
+            if replayed != usage[name]:
+                raise ValueError(f"the checkpoint's steps replay to {replayed} {name.replace('_', ' ')}, not the "
+                                 f"{usage[name]} it saved: it was altered")
         for name in _COUNTS:  # in place: the model session counts on this object
             setattr(self.usage, name, usage[name])
-        self.usage.started = time.monotonic() - float(books["elapsed"])
+        self.usage.started = time.monotonic() - elapsed
+        self._replay = None
 
     # ---- proposing ------------------------------------------------------------------------------
 
     def step(self) -> None:
-        """Charge one search step to the budget (BudgetExhausted when it allows no more)."""
+        """Charge one search step to the budget (BudgetExhausted when it allows no more). In a
+        checkpoint's replay, a step beyond the saved run's stops where its budget stopped it, and
+        is refused (NotSaved) where nothing stopped it."""
+        if self._replay is not None:
+            _, before, usage, stopped = self._replay
+            if self.usage.steps - before["steps"] >= usage["steps"]:
+                if stopped is not None:
+                    raise BudgetExhausted(stopped)
+                raise NotSaved("its steps take more search steps than the saved run took")
         self.usage.check_step()
 
     async def expand(self, node: Node[S]) -> list[Node[S]]:

@@ -257,7 +257,7 @@ class _Broken:
             return Session(self.inner, usage, lambda ev: self.sinks[-1](ev))
         assert self.bug == "one memo"
         s = Session(self.inner, usage, on_event)
-        s._memo, s._logprobs = first._memo, first._logprobs  # type: ignore[misc]
+        s._texts, s._scores, s._logprobs = first._texts, first._scores, first._logprobs  # type: ignore[misc]
         return s
 
 

@@ -124,13 +124,14 @@ def test_a_wrong_checkpoint_is_one_line() -> None:
     assert json.loads(saved)["steps"] == 0  # JSON, nothing that runs when read
 
     def resume(cls: type[Steppable], data: bytes, model: bool = False) -> Any:
-        fresh, _ = _run("4 9 10 13", "likelihood" if model else "prior", Trace(), model)
+        client = LMClient(ScriptedBackend(scorer=_score)) if model else None  # the same parts, another client
+        fresh = Expansion(Game24(), "4 9 10 13", make_generator("enumerate"), make_evaluator("prior"), client, Trace())
         return asyncio.run(cls.resume(data, fresh))
 
     for cls, data, says in (
             (Mcts, saved, "^a checkpoint of BestFirst, not of Mcts$"),
             (BestFirst, b"\x80\x04not json", "^not a checkpoint of a search"),
-            (BestFirst, json.dumps({"format": 0}).encode(), "^not a checkpoint of format 1$"),
+            (BestFirst, json.dumps({"format": 0}).encode(), "^not a checkpoint of format 2$"),
             (BestFirst, saved.replace(b'"steps": 0', b'"steps": -1'), "^a malformed checkpoint"),
             (BestFirst, saved.replace(b'"depth": null', b'"width": 3'), "^the checkpoint's options do not fit"),
             (BestFirst, saved.replace(b'"calls": 0', b'"calls": "many"'), "^the checkpoint's usage is malformed")):

@@ -22,7 +22,7 @@ from solver.lm.cache import Cache, CacheMiss, CacheMode, cache_key
 EventSink = Callable[[dict[str, object]], None]
 T = TypeVar("T")
 
-__all__ = ["OUT_OF_TIME", "EventSink", "Session", "SharedClient", "gather_all", "trace_sink"]
+__all__ = ["OUT_OF_TIME", "EventSink", "NotSaved", "Session", "SharedClient", "gather_all", "trace_sink"]
 
 
 class SharedClient(Protocol):
@@ -78,6 +78,61 @@ class _NotSent(ServerUnavailable):
     waiting out each queued request's own timeout would hold it for minutes)."""
 
 
+class NotSaved(Exception):
+    """During a checkpoint's replay: a request the saved run did not make, or whose answer the
+    checkpoint does not hold (it is of another run, or it was altered). Never sent to the model."""
+
+
+# How a saved run's failed request failed (``Session.memo_state``): a failed call, or one the
+# seconds budget cut off (which stopped the search there).
+_FAILURES = ("failed", "seconds")
+_MEMO_PARTS = ("texts", "scores", "logprobs", "failed")
+
+
+def _table(value: object, what: str, item: Callable[[object], Any]) -> dict[str, list[Any]]:
+    """A saved memo's table (request key -> list), each item through ``item`` (ValueError in one
+    line where it does not fit)."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, list) for k, v in value.items()):
+        raise ValueError(f"the checkpoint's model memo is malformed ({what}: not lists by request)")
+    try:
+        return {k: [item(x) for x in v] for k, v in value.items()}
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"the checkpoint's model memo is malformed (a value of its {what})") from None
+
+
+def _text(x: object) -> str:
+    if not isinstance(x, str):
+        raise TypeError
+    return x
+
+
+def _number(x: object) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise TypeError
+    return float(x)  # OverflowError for an int beyond a float
+
+
+def _number_or_none(x: object) -> float | None:
+    return None if x is None else _number(x)
+
+
+def _failure(x: object) -> str:
+    if x not in _FAILURES:
+        raise ValueError
+    return str(x)
+
+
+@dataclass(slots=True)
+class _Replay:
+    """A checkpoint's replay in progress: the calls the saved run made that are still to come,
+    its failed requests still to fail again (by key, in order), and the budget that stopped it
+    (None: it stopped for no budget, or has not stopped)."""
+
+    calls_left: int
+    failures: dict[str, list[str]]
+    stopped: str | None
+
+
 def _tokens_key(keys: list[str]) -> str:
     return cache_key(kind="tokens", keys=keys)
 
@@ -100,15 +155,21 @@ class _Failure:
 class Session:
     """One run on a shared client: its ``usage`` (and budget), its event sink and its memo."""
 
-    __slots__ = ("_client", "_usage", "_on_event", "_memo", "_logprobs", "_pending", "_unavailable")
+    __slots__ = ("_client", "_usage", "_on_event", "_texts", "_scores", "_logprobs", "_failures", "_pending",
+                 "_unavailable", "_replay")
 
     def __init__(self, client: SharedClient, usage: Usage | None = None,
                  on_event: EventSink | None = None) -> None:
         self._client = client
         self._usage = usage if usage is not None else Usage(model=client.backend.model)
         self._on_event = on_event
-        self._memo: dict[str, list[str] | list[float]] = {}
+        self._texts: dict[str, list[str]] = {}  # the memo: each completion request's answer
+        self._scores: dict[str, list[float]] = {}  # and each scoring request's
         self._logprobs: dict[str, list[float | None]] = {}
+        # Every failed request of this run, by key, in order (a checkpoint keeps them: its replay
+        # fails them again, so it rebuilds the run as it was, and asks the model nothing).
+        self._failures: dict[str, list[str]] = {}
+        self._replay: _Replay | None = None
         # Requests of this run still in flight, by memo key: an identical request made meanwhile
         # waits for the first one's answer (a memo hit, as it is in a replay, where the recorded
         # answer arrives at once), so live and replayed runs count the same calls and tokens.
@@ -121,16 +182,59 @@ class Session:
     def client(self) -> SharedClient:
         return self._client
 
-    def memo_state(self) -> tuple[dict[str, list[str] | list[float]], dict[str, list[float | None]]]:
-        """This run's memo (answers and their log-probabilities by request), for a checkpoint:
-        a resumed run answers the requests made before it from here, as the run would have."""
+    def memo_state(self) -> dict[str, dict[str, list[Any]]]:
+        """This run's memo, for a checkpoint, as JSON: the answers by request (``texts`` of
+        completions, ``scores`` of scoring requests), their log-probabilities and the requests
+        that failed (``failed``: how, in order). A resumed run answers the requests made before it
+        from here, as the run did."""
         if self._pending:
             raise RuntimeError("a checkpoint between requests only: some of this run's requests are in flight")
-        return dict(self._memo), dict(self._logprobs)
+        return {"texts": dict(self._texts), "scores": dict(self._scores), "logprobs": dict(self._logprobs),
+                "failed": {k: list(v) for k, v in self._failures.items()}}
 
-    def restore_memo(self, state: tuple[dict[str, list[str] | list[float]], dict[str, list[float | None]]]) -> None:
-        """The memo a checkpoint saved (``memo_state``)."""
-        self._memo, self._logprobs = dict(state[0]), dict(state[1])
+    def restore_memo(self, state: object) -> None:
+        """The memo a checkpoint saved (``memo_state``); ValueError in one line where it is malformed
+        (nothing is restored then)."""
+        if not isinstance(state, dict) or set(state) != set(_MEMO_PARTS):
+            raise ValueError(f"the checkpoint's model memo is malformed (not {', '.join(_MEMO_PARTS)})")
+        texts, scores = _table(state["texts"], "texts", _text), _table(state["scores"], "scores", _number)
+        logprobs = _table(state["logprobs"], "log-probabilities", _number_or_none)
+        failures = _table(state["failed"], "failed requests", _failure)
+        self._texts, self._scores, self._logprobs, self._failures = texts, scores, logprobs, failures
+
+    def start_replay(self, calls: int, stopped: str | None) -> None:
+        """From here until ``end_replay``, the saved run's ``calls`` requests are answered from the
+        memo (its failures fail again, in order, with no event: the first part's trace has them),
+        and no request reaches the model: one beyond those raises ``BudgetExhausted(stopped)``
+        where the saved run stopped there for that budget, else ``NotSaved``, as does one the memo
+        cannot answer."""
+        self._replay = _Replay(calls, {k: list(v) for k, v in self._failures.items()}, stopped)
+
+    def end_replay(self) -> None:
+        self._replay = None
+
+    def _replayed(self, key: str, answers: dict[str, list[Any]], size: int | None) -> list[Any] | None:
+        """One request during a replay (``start_replay``), counted as the saved run counted it: its
+        answer, or None where it failed then (and fails again)."""
+        replay, usage = self._replay, self._usage
+        assert replay is not None
+        if replay.calls_left <= 0:
+            if replay.stopped is not None:  # where the saved run's budget stopped it, with no call
+                raise BudgetExhausted(replay.stopped)
+            raise NotSaved("its steps make more model calls than the saved run made")
+        replay.calls_left -= 1
+        usage.calls += 1
+        failed = replay.failures.get(key)
+        if failed:
+            usage.failed_calls += 1
+            if failed.pop(0) == "seconds":
+                raise BudgetExhausted("seconds")
+            return None
+        got = answers.get(key)
+        if got is None or (size is not None and len(got) != size):
+            raise NotSaved("it does not hold the model's answer to a request the saved run made")
+        usage.cache_hits += 1
+        return list(got)
 
     @property
     def usage(self) -> Usage:
@@ -175,11 +279,12 @@ class Session:
             except asyncio.TimeoutError:
                 raise _OutOfTime(OUT_OF_TIME) from None
 
-    def _failed(self, exc: LMError, purpose: str) -> None:
-        """Count and report a failed call; raise when the run cannot go on."""
+    def _failed(self, exc: LMError, purpose: str, key: str) -> None:
+        """Count, remember and report a failed call; raise when the run cannot go on."""
         if isinstance(exc, _NotSent):  # not a call: the failure that ends the run is already reported
             raise exc
         self._usage.failed_calls += 1
+        self._failures.setdefault(key, []).append("seconds" if isinstance(exc, _OutOfTime) else "failed")
         self._emit({"event": "lm_error", "purpose": purpose, "error": str(exc)})
         if isinstance(exc, _OutOfTime):  # recorded as failed, and the search stops there
             raise BudgetExhausted("seconds") from None
@@ -226,21 +331,23 @@ class Session:
     async def complete(self, prompt: str, params: GenParams, purpose: str = "") -> list[str]:
         """``params.n`` texts; [] when the call failed (recorded in usage and the event sink)."""
         usage = self._usage
-        usage.check_call()
-        usage.calls += 1
         keys = self._sample_keys(prompt, params)
         memo_key = "|".join(keys)
-        if memo_key in self._memo:
+        if self._replay is not None:
+            return self._replayed(memo_key, self._texts, None) or []
+        usage.check_call()
+        usage.calls += 1
+        if memo_key in self._texts:
             usage.cache_hits += 1
-            return list(self._memo[memo_key])  # type: ignore[arg-type]
+            return list(self._texts[memo_key])
         if memo_key in self._pending:
             usage.cache_hits += 1
             got = await asyncio.shield(self._pending[memo_key])
-            return [] if self._shared_failure(got, purpose) else list(got)
+            return [] if self._shared_failure(got, purpose, memo_key) else list(got)
         result = await self._first(memo_key, self._complete_new(prompt, params, purpose, keys, memo_key))
         return [] if isinstance(result, _Failure) else result
 
-    def _shared_failure(self, got: Any, purpose: str) -> bool:
+    def _shared_failure(self, got: Any, purpose: str, key: str) -> bool:
         """A request that waited for an identical one in flight shares its failure as its own (an
         lm_error event and a failed call, no cache hit), exactly as when it is made after that one
         failed: so the trace does not depend on whether the two overlapped (a live run and its
@@ -248,7 +355,7 @@ class Session:
         if not isinstance(got, _Failure):
             return False
         self._usage.cache_hits -= 1
-        self._failed(got.error, purpose)
+        self._failed(got.error, purpose, key)
         return True
 
     async def _first(self, key: str, request: Awaitable[T]) -> T:
@@ -280,7 +387,7 @@ class Session:
                 usage.cache_hits += 1
                 self._replay_tokens(keys)
                 texts = [str(h) for h in hits]
-                self._memo[memo_key] = texts
+                self._texts[memo_key] = texts
                 if params.logprobs is not None:
                     got = cache.get(_logprobs_key(keys))
                     if isinstance(got, list):
@@ -296,7 +403,7 @@ class Session:
         try:
             comp = await self._send(lambda: client.backend.complete(prompt, params))
         except LMError as exc:
-            self._failed(exc, purpose)
+            self._failed(exc, purpose, memo_key)
             return _Failure(exc)
         usage.backend_calls += 1
         usage.prompt_tokens += comp.prompt_tokens
@@ -310,7 +417,7 @@ class Session:
                 cache.put(_logprobs_key(keys), list(comp.logprobs))
             if any(comp.thinking):
                 cache.put(_thinking_key(keys), {"thinking": list(comp.thinking), "tokens": comp.reasoning_tokens})
-        self._memo[memo_key] = list(comp.texts)
+        self._texts[memo_key] = list(comp.texts)
         if params.logprobs is not None:
             self._logprobs[memo_key] = list(comp.logprobs)
         return list(comp.texts)
@@ -325,16 +432,19 @@ class Session:
 
     async def _score(self, prompt: str, continuations: Sequence[str], purpose: str) -> list[float] | None:
         usage, client = self._usage, self._client
+        key = client.key("score", prompt, {"continuations": list(continuations)}, 0)
+        if self._replay is not None:
+            return self._replayed(key, self._scores, len(continuations))
         usage.check_call()
         usage.calls += 1
-        key = client.key("score", prompt, {"continuations": list(continuations)}, 0)
-        if key in self._memo:
+        memo = self._scores.get(key)
+        if memo is not None and len(memo) == len(continuations):  # one per continuation, as asked
             usage.cache_hits += 1
-            return list(self._memo[key])  # type: ignore[arg-type]
+            return list(memo)
         if key in self._pending:
             usage.cache_hits += 1
             got = await asyncio.shield(self._pending[key])
-            return None if self._shared_failure(got, purpose) else list(got)
+            return None if self._shared_failure(got, purpose, key) else list(got)
         result = await self._first(key, self._score_new(prompt, continuations, purpose, key))
         return None if isinstance(result, _Failure) else result
 
@@ -347,7 +457,7 @@ class Session:
             if isinstance(hit, list):
                 usage.cache_hits += 1
                 self._replay_tokens([key])
-                self._memo[key] = [float(x) for x in hit]
+                self._scores[key] = [float(x) for x in hit]
                 return [float(x) for x in hit]
             if mode == "replay":
                 raise CacheMiss(f"replay-only cache has no recording for this {purpose or 'score'} "
@@ -355,14 +465,14 @@ class Session:
         try:
             scores, tokens = await self._send(lambda: client.backend.score(prompt, continuations))
         except LMError as exc:
-            self._failed(exc, purpose)
+            self._failed(exc, purpose, key)
             return _Failure(exc)
         usage.backend_calls += 1
         usage.prompt_tokens += tokens
         if cache is not None and mode == "record":
             cache.put(key, scores)
             cache.put(_tokens_key([key]), [tokens, 0])
-        self._memo[key] = list(scores)
+        self._scores[key] = list(scores)
         return list(scores)
 
     async def gather(self, *coros: Awaitable[T]) -> list[T]:

@@ -17,24 +17,30 @@ whole state is one object, so that a run can be stepped, saved between two steps
     result = await (await Mcts.resume(saved, run)).to_end()   # the same result and trace as one run
 
 A checkpoint is JSON (no pickle: nothing in it runs): the search's options, the steps taken, the
-usage and the model's answers so far. Resuming replays those steps against the saved answers.
+run it belongs to (task, puzzle, generator, evaluator), the usage and the model's answers so far
+(and its failed requests). Resuming replays those steps against the saved answers and asks the
+model nothing; a checkpoint that does not replay to what it saved is refused in one line.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
+import types
+import typing
 from typing import Any, Awaitable, Callable, Generic, Hashable, Sequence, TypeVar
 
 from solver.budget import BudgetExhausted
-from solver.expansion import Expansion, SearchResult
+from solver.expansion import BUDGETS, Expansion, SearchResult
+from solver.lm.session import NotSaved
 from solver.node import Node, SeenStates
 from solver.trace import Trace
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["CHECKPOINT_FORMAT", "DECIMALS", "Steppable", "Transpositions", "quantise", "ranked"]
 
-CHECKPOINT_FORMAT = 1  # bumped when what a checkpoint holds changes; an older one is refused in one line
+CHECKPOINT_FORMAT = 2  # bumped when what a checkpoint holds changes; an older one is refused in one line
 MAX_CHECKPOINT = 256 * 2**20  # bytes read of a checkpoint: the model's answers of a long run fit
 _S = TypeVar("_S", bound="Steppable[Any]")
 
@@ -87,9 +93,10 @@ class Steppable(Generic[S]):
     run: Expansion[S]
     options: dict[str, Any]
     steps_taken: int
+    stopped: str | None  # the budget that stopped the search (BudgetExhausted.which), if one did
 
     def _begin(self, run: Expansion[S], **options: Any) -> None:
-        self.run, self.options, self.steps_taken = run, options, 0
+        self.run, self.options, self.steps_taken, self.stopped = run, options, 0, None
 
     async def advance(self) -> bool:
         """One unit of the search; True when the search is over."""
@@ -112,9 +119,11 @@ class Steppable(Generic[S]):
 
     def checkpoint(self) -> bytes:
         """The run so far, between two steps, as JSON: the search's name and options, the steps
-        taken, and the run's books (usage, time, the model's answers: ``Expansion.books``)."""
+        taken, the budget that stopped it (if one did), the run it belongs to (``Expansion.identity``)
+        and the run's books (usage, time, the model's answers: ``Expansion.books``)."""
         return json.dumps({"format": CHECKPOINT_FORMAT, "search": type(self).__qualname__, "options": self.options,
-                           "steps": self.steps_taken, "books": self.run.books()}, ensure_ascii=False).encode()
+                           "steps": self.steps_taken, "stopped": self.stopped, "run": self.run.identity(),
+                           "books": self.run.books()}, ensure_ascii=False).encode()
 
     @classmethod
     async def resume(cls: type[_S], data: bytes, run: Expansion[Any]) -> _S:
@@ -123,7 +132,9 @@ class Steppable(Generic[S]):
         events from here on). The saved steps are replayed first, against the model's saved
         answers (no model call; no event: the first part's trace has them), which rebuilds the
         states held, the node ids and the counters exactly. ValueError in one line for a checkpoint
-        of another search or format, or a malformed one."""
+        of another search, format or run (task, puzzle, generator, evaluator), a malformed one, or
+        one that does not replay to what it saved (its steps need a model answer it does not hold,
+        take more steps or calls than it saved, or count otherwise: it was altered)."""
         try:
             saved = json.loads(data[:MAX_CHECKPOINT])
         except (ValueError, RecursionError, UnicodeDecodeError):
@@ -132,25 +143,94 @@ class Steppable(Generic[S]):
         if not isinstance(saved, dict) or saved.get("format") != CHECKPOINT_FORMAT:
             raise ValueError(f"not a checkpoint of format {CHECKPOINT_FORMAT}")
         if saved.get("search") != cls.__qualname__:
-            raise ValueError(f"a checkpoint of {saved.get('search')}, not of {cls.__qualname__}")
-        options, steps, books = saved.get("options"), saved.get("steps"), saved.get("books")
-        if not isinstance(options, dict) or not isinstance(steps, int) or steps < 0 or not isinstance(books, dict):
-            raise ValueError("a malformed checkpoint (options, steps or books)")
+            name = saved.get("search")
+            shown = name if isinstance(name, str) and name.isidentifier() and len(name) <= 80 else _said(name)
+            raise ValueError(f"a checkpoint of {shown}, not of {cls.__qualname__}")
+        options, steps, books, stopped = (saved.get(k) for k in ("options", "steps", "books", "stopped"))
+        if not isinstance(options, dict) or type(steps) is not int or not 0 <= steps < _MAX_INT or \
+                not isinstance(books, dict) or stopped not in (None, *BUDGETS):
+            raise ValueError("a malformed checkpoint (options, steps, stopped or books)")
+        ours = run.identity()
+        theirs = saved.get("run")
+        if not isinstance(theirs, dict) or set(theirs) != set(ours):
+            raise ValueError("a malformed checkpoint (the run it belongs to)")
+        for what, value in ours.items():
+            if theirs[what] != value:
+                raise ValueError(f"the checkpoint is of another run: its {what} is {_said(theirs[what])}, "
+                                 f"this run's {_said(value)}")
+        _check_options(cls, options)
         real = run.trace
         run.trace = Trace()  # the replay's events are the first part's, already written
         try:
-            run.take_memo(books)
+            run.start_replay(books, stopped)
             try:
                 search = cls(run, **options)  # type: ignore[call-arg]
-            except TypeError as exc:
-                raise ValueError(f"the checkpoint's options do not fit {cls.__qualname__}: {exc}") from None
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"the checkpoint's options do not fit {cls.__qualname__}: {_line(exc)}") from None
             for _ in range(steps):
                 if await search.step():
                     break
+            run.restore_books(books)
+        except NotSaved as exc:
+            raise ValueError(f"the checkpoint does not replay on this run: {exc} (it is of another run, or "
+                             "it was altered)") from None
         finally:
+            run.end_replay()
             run.trace = real
-        run.restore_books(books)
+        search.steps_taken = steps
         return search
+
+
+_MAX_INT = 2**63  # a saved whole number at or beyond this is not one a run uses
+
+
+def _said(value: object) -> str:
+    """A value read from a checkpoint, quoted on one line and cut short."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _line(exc: BaseException) -> str:
+    lines = str(exc).splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _fits(value: object, hint: Any) -> bool:
+    """Whether a JSON value read from a checkpoint is of an option's declared type (int, float,
+    bool, str, None and unions of them; a whole number within 2**63; a float finite, where an int
+    may stand for it). Other types are left to the search's own checks."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_fits(value, h) for h in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return type(value) is int and -_MAX_INT < value < _MAX_INT
+    if hint is float:
+        return type(value) in (int, float) and -_MAX_INT < value < _MAX_INT  # inf and NaN fail
+    if hint is str:
+        return isinstance(value, str)
+    return True
+
+
+def _check_options(cls: type[Steppable[Any]], options: dict[str, Any]) -> None:
+    """ValueError in one line for a saved option the search does not take or whose value is not
+    of its declared type (so the search never meets a string depth or a float beyond range)."""
+    params = inspect.signature(cls.__init__).parameters
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except (NameError, TypeError):  # annotations that cannot be resolved here: the search checks its own
+        hints = {}
+    named = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    anything = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    for name, value in options.items():
+        param = params.get(name)
+        if name in ("self", "run") or (not anything and (param is None or param.kind not in named)):
+            raise ValueError(f"the checkpoint's options do not fit {cls.__qualname__}: it takes no option "
+                             f"{_said(name)}")
+        if name in hints and not _fits(value, hints[name]):
+            raise ValueError(f"the checkpoint's options do not fit {cls.__qualname__}: {name} is {_said(value)}")
 
 
 async def visit_from_root(run: Expansion[S], visit: Callable[[Node[S]], Awaitable[tuple[Node[S], str] | None]], *,
