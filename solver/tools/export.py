@@ -18,8 +18,11 @@ trained on and then measured on. The formats (one file each, ``DIR/SPLIT-FORMAT.
   each whether a solution is still reachable after it (at most ``--paths`` distinct paths a puzzle,
   drawn with ``--seed``), for process reward models.
 
-``DIR/manifest.json`` lists each file with its records and sha256, the splits' puzzles, what a
-limit cut and what was held out; a file is listed only once it is complete.
+``DIR/manifest.json`` lists each file with its records and sha256, the splits' puzzles (a hash of
+each), every option that makes a split, what a limit cut and what was held out; a file is listed
+only once it is complete. Splits written into one ``DIR`` by separate runs are one export: a run
+whose options differ from the manifest's is refused (unless it rewrites every split there), and
+no puzzle is in two splits of one ``DIR``. ``read_manifest`` reads a manifest back, checked.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import json
 import os
 import platform
 import random
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -37,6 +41,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol, Sequence, runtime_checkable
 
 from solver.capabilities import HasOracle, LegalMoves, TrainingPrompts, find, missing_message
+from solver.inputs import MAX_DATA_FILE, read_text
 from solver.tools.executor import (
     Executor,
     InProcess,
@@ -74,7 +79,13 @@ class ExportSplits(Protocol):
         Never a puzzle of a held-out test set."""
 
     def held_out_puzzles(self, args: argparse.Namespace) -> set[str]:
-        """The puzzle texts never exported (normalised as ``export_puzzles`` writes them)."""
+        """The puzzle texts never exported (normalised as ``export_puzzles`` writes them): the
+        task's test sets as the project ships or fingerprints them, whatever file or folder the
+        options name."""
+
+    def export_options(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The task's options that make its splits, as JSON values (a data file by its sha256), for
+        the manifest: a run into a folder whose manifest records other ones is refused."""
 
 
 def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
@@ -201,18 +212,33 @@ def _walks(task: Any, puzzles: list[tuple[str, str]], args: argparse.Namespace, 
             nxt += 1
 
 
-def export_split(task: Any, plugin: ExportSplits, split: str, args: argparse.Namespace, out: Path,
-                 formats: list[str], executor: Executor | None = None) -> dict[str, Any]:
-    """Write one split's files; the manifest entry of the split."""
-    prompts = find(task, TrainingPrompts)
-    assert prompts is not None  # checked by run()
+def split_puzzles(plugin: ExportSplits, split: str, args: argparse.Namespace,
+                  held: set[str] | None = None) -> list[tuple[str, str]]:
+    """The (id, puzzle) a split exports (``--limit`` applied); ValueError if one is held out."""
     puzzles = plugin.export_puzzles(split, args)
     if args.limit is not None:
         puzzles = puzzles[: args.limit]
-    held = plugin.held_out_puzzles(args)
+    held = plugin.held_out_puzzles(args) if held is None else held
     leaked = [pid for pid, p in puzzles if p in held]
     if leaked:  # a plugin bug; never write a held-out puzzle
         raise ValueError(f"split {split} holds held-out puzzle {leaked[0]}; nothing was written")
+    return puzzles
+
+
+def puzzle_hash(puzzle: str) -> str:
+    """The manifest's name of a puzzle: the first 16 hex digits of its text's sha256 (UTF-8)."""
+    return hashlib.sha256(puzzle.encode("utf-8")).hexdigest()[:16]
+
+
+def export_split(task: Any, plugin: ExportSplits, split: str, args: argparse.Namespace, out: Path,
+                 formats: list[str], executor: Executor | None = None,
+                 puzzles: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """Write one split's files (``puzzles``: the split's, from ``split_puzzles``); the manifest
+    entry of the split."""
+    prompts = find(task, TrainingPrompts)
+    assert prompts is not None  # checked by run()
+    if puzzles is None:
+        puzzles = split_puzzles(plugin, split, args)
     writers = _Writers(out, split, formats)
     cut = unknown = states = 0
     labels_of: dict[Any, LabelledState] = {}  # for the paths: each state labelled once
@@ -264,7 +290,7 @@ def export_split(task: Any, plugin: ExportSplits, split: str, args: argparse.Nam
         writers.flush()
     files = writers.finish()
     return {"puzzles": len(puzzles), "states": states, "cut_puzzles": cut, "undecided_states": unknown,
-            "files": files}
+            "files": files, "puzzle_hashes": [puzzle_hash(p) for _, p in puzzles]}
 
 
 def _path(task: Any, puzzle: str, rng: random.Random, labels_of: dict[Any, LabelledState]) -> list[Any]:
@@ -291,6 +317,166 @@ def _path(task: Any, puzzle: str, rng: random.Random, labels_of: dict[Any, Label
     return out
 
 
+# ---- the manifest: read back, checked -------------------------------------------------------------
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX16 = re.compile(r"[0-9a-f]{16}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def manifest_problem(data: Any) -> str | None:
+    """What makes ``data`` (parsed JSON) not an export manifest, in a few words; None when it is one:
+    an object with ``task`` (text), ``splits`` (split -> entry with ``puzzles`` and ``files``, each
+    format's file, records and sha256), and ``options`` (an object), with each entry's
+    ``puzzle_hashes`` (one 16-hex-digit hash a puzzle); a manifest of an older export has neither
+    ``options`` nor hashes (``options`` absent), and its splits can only be rewritten."""
+    if not isinstance(data, dict):
+        return f"it is a JSON {type(data).__name__}, not an object"
+    if not isinstance(data.get("task"), str) or not data["task"]:
+        return f"its task is {_short(data.get('task'))}, not a task's name"
+    splits = data.get("splits")
+    if not isinstance(splits, dict):
+        return f"its splits are {_short(splits)}, not an object"
+    options = data.get("options", None)
+    if "options" in data and not isinstance(options, dict):
+        return f"its options are {_short(options)}, not an object"
+    for name, entry in splits.items():
+        if not name:
+            return "a split has an empty name"
+        if not isinstance(entry, dict):
+            return f"split {_short(name)} is {_short(entry)}, not an object"
+        if not _is_count(entry.get("puzzles")):
+            return f"split {_short(name)} has puzzles {_short(entry.get('puzzles'))}, not a count"
+        files = entry.get("files")
+        if not isinstance(files, dict):
+            return f"split {_short(name)} has files {_short(files)}, not an object"
+        for fmt, f in files.items():
+            if fmt not in FORMATS:
+                return f"split {_short(name)} lists format {_short(fmt)}; formats are {', '.join(FORMATS)}"
+            if not isinstance(f, dict) or not isinstance(f.get("file"), str) or not _is_count(f.get("records")) \
+                    or not isinstance(f.get("sha256"), str) or not _HEX64.fullmatch(f["sha256"]):
+                return f"split {_short(name)}'s {fmt} file is {_short(f)}, not a file, records and sha256"
+        if options is not None:
+            hashes = entry.get("puzzle_hashes")
+            if not isinstance(hashes, list) or len(hashes) != entry["puzzles"] \
+                    or not all(isinstance(h, str) and _HEX16.fullmatch(h) for h in hashes):
+                return (f"split {_short(name)}'s puzzle_hashes are not its {entry['puzzles']} puzzles' "
+                        "16-hex-digit hashes")
+    return None
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """The manifest of an export folder, checked (``manifest_problem``); ValueError with one line
+    for a file that is not one (not a regular file, too large, not UTF-8, not JSON, nested too
+    deep, NaN or Infinity, or not the shape an export writes)."""
+    text = read_text(path, "export manifest", MAX_DATA_FILE)
+    try:
+        data = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError(f"export manifest {path} nests too deeply to be a manifest") from None
+    except ValueError as exc:
+        raise ValueError(f"export manifest {path} is not JSON: {str(exc).splitlines()[0][:80]}") from None
+    problem = manifest_problem(data)
+    if problem is not None:
+        raise ValueError(f"{path} is not a tot export manifest: {problem}; use another --out or remove it")
+    assert isinstance(data, dict)
+    return data
+
+
+# ---- the run ------------------------------------------------------------------------------------
+
+def _out_dir(text: str) -> Path:
+    """``--out`` as a directory that is or can be made: not empty, not a file, not under a file."""
+    if not text.strip():
+        raise ValueError("--out is empty; name the directory to write")
+    out = Path(text)
+    for p in (out, *out.parents):
+        if p.is_symlink() and not p.exists():
+            raise ValueError(f"--out {text}: {p} is a broken symbolic link")
+        if p.exists():
+            if not p.is_dir():
+                raise ValueError(f"--out {text}: {p} is a file, not a directory" if p == out else
+                                 f"--out {text}: {p} is a file, so nothing can be made under it")
+            if not os.access(p, os.W_OK | os.X_OK):
+                raise ValueError(f"--out {text}: {p} is not writable")
+            break
+    return out
+
+
+def _check_files(out: Path, splits: list[str], formats: list[str]) -> None:
+    """Every path the run writes is free or a regular file it may replace."""
+    names = ["manifest.json", "manifest.json.part"]
+    names += [f"{s}-{f}.jsonl{part}" for s in splits for f in formats for part in ("", ".part")]
+    for name in names:
+        p = out / name
+        if p.is_symlink() or (p.exists() and not p.is_file()):
+            raise ValueError(f"{p} is not a regular file; an export writes that name (use another --out)")
+
+
+def _options(plugin: ExportSplits, args: argparse.Namespace) -> dict[str, Any]:
+    """Every option that makes the splits, as the manifest records it (JSON values)."""
+    options = {**plugin.export_options(args), "max_states": args.max_states, "pairs": args.pairs,
+               "paths": args.paths, "limit": args.limit, "seed": args.seed}
+    return dict(json.loads(json.dumps(options)))
+
+
+def _kept_splits(out: Path, task: str, options: dict[str, Any], splits: list[str]) -> dict[str, Any]:
+    """The entries of the folder's splits this run leaves alone; ValueError (one line) where the
+    folder holds another task's export, or splits this run does not rewrite made with other
+    options. Nothing is kept where this run rewrites every split there."""
+    path = out / "manifest.json"
+    if not (path.exists() or path.is_symlink()):
+        return {}
+    old = read_manifest(path)
+    if old["task"] != task:
+        raise ValueError(f"{out} holds an export of {_short(old['task'])}, not {task}; use another --out")
+    kept = {s: e for s, e in old["splits"].items() if s not in splits}
+    if not kept:
+        return {}
+    every = ",".join(dict.fromkeys([*old["splits"], *splits]))
+    names = ", ".join(map(_short, kept))
+    if "options" not in old:
+        raise ValueError(f"{out} holds split(s) {names} of an export that recorded no options (an older tot "
+                         f"export); use another --out, or rewrite every split there (--splits {every})")
+    there = old["options"]
+    if there != options:
+        key = next(k for k in [*options, *there] if there.get(k, "(absent)") != options.get(k, "(absent)"))
+        raise ValueError(f"{out} holds split(s) {names} exported with other options ({key}: "
+                         f"{_short(there.get(key, '(absent)'))} there, {_short(options.get(key, '(absent)'))} here); "
+                         f"use another --out, or rewrite every split there (--splits {every})")
+    return kept
+
+
+def _check_disjoint(out: Path, chosen: dict[str, list[tuple[str, str]]], kept: dict[str, Any]) -> None:
+    """No puzzle in two splits of the folder: this run's splits and the ones it keeps."""
+    where: dict[str, str] = {}
+    for split, entry in kept.items():
+        for h in entry["puzzle_hashes"]:
+            where.setdefault(h, split)
+    for split, puzzles in chosen.items():
+        mine = {}
+        for pid, puzzle in puzzles:
+            h = puzzle_hash(puzzle)
+            other = where.get(h)
+            if other is not None and other != split:
+                raise ValueError(f"puzzle {pid} of split {split} is in split {other} of {out} already; "
+                                 "nothing was written (use another --out)")
+            mine[h] = split
+        where.update(mine)
+
+
 def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
     plugin = plugins[args.export_task]
     assert isinstance(plugin, ExportSplits)
@@ -298,33 +484,38 @@ def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
         raise ValueError("--max-states and --limit must be at least 1, --pairs and --paths at least 0")
     splits = _names(args.splits, plugin.export_splits, "splits")
     formats = _names(args.formats, FORMATS, "formats")
+    out = _out_dir(args.out)
     task = plugin.make_task(args)
     for part in (LegalMoves, HasOracle, TrainingPrompts):
         if find(task, part) is None:
             raise ValueError(missing_message(task, part, "tot export"))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    # Everything is checked before anything is written: the folder, its manifest, the options
+    # against the manifest's, each split's puzzles against the held-out ones and the other splits.
+    options = _options(plugin, args)
+    kept = _kept_splits(out, task.name, options, splits)
+    held = plugin.held_out_puzzles(args)
+    chosen = {split: split_puzzles(plugin, split, args, held) for split in splits}
+    _check_disjoint(out, chosen, kept)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot make --out {out}: {exc.strerror or exc}") from None
+    _check_files(out, splits, formats)
     manifest_path = out / "manifest.json"
-    manifest: dict[str, Any] = {}
-    if manifest_path.exists():
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            manifest = {}
-        if manifest.get("task") not in (None, task.name):
-            raise ValueError(f"{out} holds an export of {manifest.get('task')}, not {task.name}; use another --out")
-    manifest.update({"task": task.name, "source": SOURCE, "held_out": plugin.held_out,
-                     "label": {"value": "' sure' when a solution is still reachable, else ' impossible'",
-                               "step": "keeps a solution reachable (and shortens the exact distance by one "
-                                       "where the task knows distances)"}})
-    manifest.setdefault("splits", {})
+    manifest: dict[str, Any] = {
+        "task": task.name, "source": SOURCE, "held_out": plugin.held_out,
+        "label": {"value": "' sure' when a solution is still reachable, else ' impossible'",
+                  "step": "keeps a solution reachable (and shortens the exact distance by one "
+                          "where the task knows distances)"},
+        "options": options, "splits": dict(kept)}
+    order = {s: i for i, s in enumerate(plugin.export_splits)}
     executor = executor_from(args)
     if not isinstance(executor, InProcess):
         print(f"labelling on {executor.name}", file=sys.stderr, flush=True)
     for split in splits:
         start = time.time()
         try:
-            entry = export_split(task, plugin, split, args, out, formats, executor)
+            entry = export_split(task, plugin, split, args, out, formats, executor, chosen[split])
         except BaseException:
             executor.close()
             raise
@@ -333,6 +524,8 @@ def run(args: argparse.Namespace, plugins: dict[str, TaskPlugin]) -> int:
                       "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                       "machine": f"{platform.system()} {platform.machine()}, Python {platform.python_version()}"})
         manifest["splits"][split] = entry
+        manifest["splits"] = dict(sorted(manifest["splits"].items(), key=lambda kv: (order.get(kv[0], len(order)),
+                                                                                     kv[0])))
         tmp = manifest_path.with_suffix(".json.part")
         tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, manifest_path)

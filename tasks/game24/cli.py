@@ -1,11 +1,30 @@
-"""Command-line binding of Game of 24: ``tot solve game24`` and ``tot verify game24``."""
+"""Command-line binding of Game of 24: ``tot solve game24``, ``tot verify game24`` and ``tot export game24``."""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+from pathlib import Path
 
+from solver.inputs import MAX_DATA_FILE, read_bytes
+from tasks.datafiles import PACKAGED
 from tasks.game24.data import all_multisets, default_csv, load_csv, solvable_puzzles
 from tasks.game24.task import Game24, parse_puzzle
+
+# tot export: the copy of the paper's 24.csv shipped with the package names the test puzzles
+SHIPPED_CSV = PACKAGED / "24" / "24.csv"
+VAL, TEST = (801, 900), (901, 1000)
+
+
+def _data_file(args: argparse.Namespace) -> Path:
+    """The 24.csv that ``tot export game24`` reads the ranks from: --data, else the default one."""
+    data = getattr(args, "data", None)
+    return Path(data) if data else default_csv()
+
+
+def _rows(path: Path) -> list[tuple[int, str]]:
+    """(rank, puzzle) of a 24.csv, each puzzle as its numbers ascending, one space apart."""
+    return [(rank, " ".join(str(n) for n in sorted(parse_puzzle(p)))) for rank, p in load_csv(path)]
 
 
 class Game24Plugin:
@@ -54,45 +73,55 @@ class Game24Plugin:
         report = Game24().report_answer(args.puzzle, args.answer)
         return report.verified, "\n".join(report.lines())
 
-    # ``tot export game24`` (solver/tools/export.py): the paper's test puzzles are never exported.
+    # ``tot export game24`` (solver/tools/export.py): the paper's test puzzles are never exported,
+    # whatever file names the ranks: they are read from the copy shipped with the package.
     export_splits = ("train", "val")
     export_max_states = 10_000  # every state of a puzzle: a few hundred at most
     export_shared_states = True  # a state is its numbers, the same in every puzzle
-    held_out = "the paper's test puzzles, ranks 901-1000 of 24.csv (the README's and docs' Game-of-24 tables)"
+    held_out = ("the paper's test puzzles, ranks 901-1000 of the 24.csv shipped with the package (the README's "
+                "and docs' Game-of-24 tables), whatever --data or $TOT_DATA_DIR names, and ranks 901-1000 of "
+                "that file too")
 
     def add_export_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--data", default=None,
-                            help="the paper's 24.csv, which names the held-out and validation puzzles "
-                                 "(default: the copy shipped with the package)")
+                            help="a 24.csv whose ranks 801-900 are the validation puzzles (default: "
+                                 "$TOT_DATA_DIR/24/24.csv, else the copy shipped with the package); the test "
+                                 "puzzles, ranks 901-1000 of the shipped copy, are held out whatever it holds")
 
     def export_puzzles(self, split: str, args: argparse.Namespace) -> list[tuple[str, str]]:
-        """val: ranks 801-900 of 24.csv; train: every other four-number multiset of 1..13
-        (solvable or not) outside ranks 801-1000."""
-        ranks = self._ranks(args)
+        """val: ranks 801-900 of the data file; train: every other four-number multiset of 1..13
+        (solvable or not) outside its ranks 801-1000; neither holds a held-out puzzle."""
+        if split not in self.export_splits:
+            raise ValueError(f"unknown split {split!r}; choose from {', '.join(self.export_splits)}")
+        rows = _rows(_data_file(args))
+        held = self.held_out_puzzles(args)
         if split == "val":
-            return [(f"csv:{r}", p) for p, r in ranks.items() if 801 <= r <= 900]
-        if split == "train":
-            out = []
-            for ms in all_multisets():
-                text = " ".join(map(str, ms))
-                rank = ranks.get(text)
-                if rank is None:
-                    out.append((f"multiset:{text}", text))
-                elif not 801 <= rank <= 1000:
-                    out.append((f"csv:{rank}", text))
-            return out
-        raise ValueError(f"unknown split {split!r}; choose from {', '.join(self.export_splits)}")
+            val = {p: r for r, p in reversed(rows) if VAL[0] <= r <= VAL[1] and p not in held}
+            return [(f"csv:{r}", p) for p, r in sorted(val.items(), key=lambda pr: pr[1])]
+        first: dict[str, int] = {}
+        for r, p in rows:
+            first.setdefault(p, r)
+        named = {p for r, p in rows if VAL[0] <= r <= TEST[1]}  # val and the file's own test ranks
+        out = []
+        for ms in all_multisets():
+            text = " ".join(map(str, ms))
+            if text in held or text in named:
+                continue
+            rank = first.get(text)
+            out.append((f"multiset:{text}", text) if rank is None else (f"csv:{rank}", text))
+        return out
 
     def held_out_puzzles(self, args: argparse.Namespace) -> set[str]:
-        return {p for p, r in self._ranks(args).items() if 901 <= r <= 1000}
+        """Ranks 901-1000 of the shipped 24.csv, and of the data file where it is another."""
+        shipped = {p for r, p in _rows(SHIPPED_CSV) if TEST[0] <= r <= TEST[1]}
+        if len(shipped) != TEST[1] - TEST[0] + 1:  # a damaged install: the test set cannot be known
+            raise ValueError(f"the shipped {SHIPPED_CSV} does not hold the 100 test puzzles (ranks 901-1000); "
+                             "reinstall the package")
+        return shipped | {p for r, p in _rows(_data_file(args)) if TEST[0] <= r <= TEST[1]}
 
-    def _ranks(self, args: argparse.Namespace) -> dict[str, int]:
-        """Puzzle text (numbers ascending, one space) -> its rank in 24.csv."""
-        path = getattr(args, "data", None) or default_csv()
-        out = {}
-        for rank, puzzle in load_csv(path):
-            out[" ".join(str(n) for n in sorted(parse_puzzle(puzzle)))] = rank
-        return out
+    def export_options(self, args: argparse.Namespace) -> dict[str, object]:
+        path = _data_file(args)
+        return {"data_sha256": hashlib.sha256(read_bytes(path, "data file", MAX_DATA_FILE)).hexdigest()}
 
     def task_from_options(self, options: dict[str, object]) -> Game24:
         """The task a trace's run header describes (``tot verify --trace``)."""

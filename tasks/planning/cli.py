@@ -127,6 +127,9 @@ class PlanningPlugin:
     def held_out_puzzles(self, args: argparse.Namespace) -> set[str]:
         return export.held_out_puzzles(args)
 
+    def export_options(self, args: argparse.Namespace) -> dict[str, object]:
+        return export.export_options(args)
+
     def task_from_options(self, options: dict[str, object]) -> Planning:
         """The task a trace's run header describes (``tot verify --trace``, ``tot audit``)."""
         depth, seconds = options.get("max_depth", 40), options.get("oracle_seconds", 10.0)

@@ -82,6 +82,9 @@ class SudokuPlugin:
     def held_out_puzzles(self, args: argparse.Namespace) -> set[str]:
         return export.held_out_puzzles(args)
 
+    def export_options(self, args: argparse.Namespace) -> dict[str, object]:
+        return export.export_options(args)
+
     def task_from_options(self, options: dict[str, object]) -> Sudoku:
         """The task a trace's run header describes (``tot verify --trace``)."""
         rules = options.get("rules", "standard")

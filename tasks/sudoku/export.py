@@ -19,7 +19,7 @@ from functools import lru_cache
 from tasks.sudoku.generator import generate
 from verifiers.sudoku import Board, format_board
 
-__all__ = ["HELD_OUT", "SPLITS", "add_export_args", "export_puzzles", "held_out_puzzles"]
+__all__ = ["HELD_OUT", "SPLITS", "add_export_args", "export_options", "export_puzzles", "held_out_puzzles"]
 
 SPLITS = ("train", "val")
 FIRST_SEED = {"train": 1001, "val": 2001}
@@ -98,3 +98,10 @@ def export_puzzles(split: str, args: argparse.Namespace) -> list[tuple[str, str]
 def held_out_puzzles(args: argparse.Namespace) -> set[str]:
     size, blanks, boxes = _options(args)
     return {format_board(b) for b in _held_boards(size, blanks, boxes)}
+
+
+def export_options(args: argparse.Namespace) -> dict[str, object]:
+    """The options that make the splits: the board size, blanks, rules and both counts (val leaves
+    out the first ``--count`` train puzzles, so it depends on that count too)."""
+    size, blanks, boxes = _options(args)
+    return {"size": size, "blanks": blanks, "latin": not boxes, "count": args.count, "val_count": args.val_count}
