@@ -55,7 +55,7 @@ from solver.run import (
 )
 from solver.searches import SEARCHES, search_names
 from solver.task import Thought
-from solver.tools.cli import UsageError, _add_search_args, check_search_options, settings_from
+from solver.tools.cli import UsageError, _add_search_args, check_search_options, output_file, settings_from
 from solver.tools.executor import (
     Executor,
     InProcess,
@@ -252,8 +252,28 @@ def config_of(args: argparse.Namespace) -> dict[str, Any]:
             if k not in _FREE_OPTIONS and isinstance(v, (str, int, float, bool, type(None)))}
 
 
+MAX_JOBS = 512  # --jobs: worker processes on one machine
+
+
+def out_dir(text: str) -> Path:
+    """``--out`` as a directory (UsageError in one line where it is empty: never the current one)."""
+    if not text:
+        raise UsageError("--out is empty: give a results directory")
+    return Path(text)
+
+
+def check_jobs(args: argparse.Namespace) -> None:
+    """UsageError in one line for ``--jobs`` out of 1..MAX_JOBS, before anything runs or is said."""
+    jobs = getattr(args, "jobs", 1)
+    if not 1 <= jobs <= MAX_JOBS:
+        raise UsageError(f"--jobs must be between 1 and {MAX_JOBS}, not {jobs}")
+
+
 def check_config(out: Path, config: dict[str, Any]) -> None:
-    """Refuse to mix results of different configurations in one directory."""
+    """Refuse to mix results of different configurations in one directory (and an ``--out`` that
+    is a file, or under one: UsageError in one line)."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file, not a results directory")
     path = out / "config.json"
     if path.is_file():
         try:
@@ -267,7 +287,10 @@ def check_config(out: Path, config: dict[str, Any]) -> None:
                 raise UsageError(f"{out} holds results of another configuration ({k}: {old.get(k)!r} there, "
                                  f"{config.get(k)!r} now); use another --out")
         return
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # under a file, or not allowed
+        raise UsageError(f"cannot make the results directory --out {out}: {exc.strerror or exc}") from None
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     tmp.replace(path)
@@ -453,7 +476,9 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
             print(f"tot: {m}: {line}", file=sys.stderr, flush=True)
     i, n = parse_shard(args.shard)
     puzzles = puzzles[i - 1::n]
-    out = Path(args.out)
+    out = out_dir(args.out)
+    check_jobs(args)
+    output_file(args.trace, "--trace")
     check_config(out, config_of(args))
     results = out / ("results.jsonl" if n == 1 else f"results-{i}-of-{n}.jsonl")
     previous = final_rows(r for f in sorted(out.glob(RESULTS_GLOB)) for r in read_lines(f))
@@ -592,7 +617,7 @@ def merge(args: argparse.Namespace, plugins: dict[str, TaskPlugin] | None = None
         if not (d / "config.json").is_file():
             raise UsageError(f"{d} is not a bench results directory (no config.json)")
         configs.append(json.loads((d / "config.json").read_text(encoding="utf-8")))
-    out = Path(args.out)
+    out = out_dir(args.out)
     if any(d.resolve() == out.resolve() for d in dirs):
         raise UsageError("--out must be a new directory, not one of the inputs")
     check_config(out, configs[0])
@@ -621,6 +646,9 @@ def report(args: argparse.Namespace, plugins: dict[str, TaskPlugin] | None = Non
     rows = load_rows(dirs)
     if not rows:
         raise UsageError(f"no results in {', '.join(map(str, dirs))}")
+    if not any(r.get("status") == "done" for r in rows):
+        raise UsageError(f"no finished results in {', '.join(map(str, dirs))}: all {len(rows)} pair(s) errored "
+                         "(rerun the bench command to retry them)")
     _print_report(dirs[0], rows, args, plugins)
     return 0
 

@@ -14,6 +14,7 @@ import inspect
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 from solver.budget import Budget
@@ -244,13 +245,43 @@ def build_parser(plugins: dict[str, TaskPlugin]) -> argparse.ArgumentParser:
 
 
 def _urls(values: list[str] | str | None) -> str | None:
+    """The ``--base-url`` values as one comma-separated string (None where none was given);
+    UsageError in one line for one given empty (never a fall-back to another server) or one that
+    is not an http(s) URL with a host and a valid port."""
+    from urllib.parse import urlsplit
+
     from solver.lm.pool import split_urls
 
     urls = split_urls(values)
+    if values is not None and not urls:
+        raise UsageError("--base-url is empty: give http://HOST:PORT/v1 or https://...")
     for url in urls:
-        if not url.startswith(("http://", "https://")):
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - read for its check: ValueError for a port out of range or not a number
+        except ValueError as exc:
+            raise UsageError(f"bad --base-url {url!r}: {exc}") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(f"bad --base-url {url!r}: use http://HOST:PORT/v1 or https://...")
     return ",".join(urls) or None
+
+
+def output_file(path: str | None, flag: str) -> None:
+    """UsageError in one line where ``path`` (given with ``flag``: a file the run appends to or
+    creates, with its folders) cannot be one: empty, a directory, or under a file. Checked before
+    a model is loaded or anything runs."""
+    if path is None:
+        return
+    if not path:
+        raise UsageError(f"{flag} is empty: give a file name")
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{flag} {path} is a directory, not a file")
+    for parent in p.parents:
+        if parent.exists() or parent.is_symlink():
+            if not parent.is_dir():
+                raise UsageError(f"{flag} {path}: {parent} is not a directory")
+            break
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -268,6 +299,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.depth is not None and args.depth < 1:
         raise UsageError("--depth must be at least 1")
+    output_file(args.cache, "--cache")
     search = SearchSettings(
         method=args.method, depth=args.depth, generator=args.generator, evaluator=evaluator, k=args.k,
         n_evaluate=args.n_evaluate, model_free=tuple(getattr(args, "task_model_free", ())),
@@ -373,6 +405,7 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
     for _pid, puzzle in puzzles:
         task.root(puzzle)  # bad input fails here, before a model is loaded
     check_settings(task, s)  # and a capability the task lacks (one line, exit 2)
+    output_file(args.trace, "--trace")
     search = SEARCHES[s.search.method]
     gen, ev = make_parts(task, s)
     line = search.notice(gen) if search.notice is not None else None

@@ -17,14 +17,15 @@ RESULTS_GLOB = "results*.jsonl"
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
-    """Rows of one results file; a half-written line (a killed run) is skipped."""
+    """Rows of one results file (each with an ``id``, a ``method`` and a ``status``); a half-written
+    line (a killed run) or any other line is skipped."""
     rows = []
     for line in read_text(path, "results file", MAX_DATA_FILE).splitlines():
         try:
             row = json.loads(line)
         except (json.JSONDecodeError, RecursionError):
             continue
-        if isinstance(row, dict) and "method" in row and "id" in row:
+        if isinstance(row, dict) and "method" in row and "id" in row and isinstance(row.get("status"), str):
             rows.append(row)
     return rows
 
