@@ -249,9 +249,8 @@ def test_a_run_stopped_by_its_budget_resumes_stopped_without_asking() -> None:
     for budget in (Budget(tokens=300), Budget(calls=9), Budget(steps=3)):
         run, _ = _run("4 9 10 13", "likelihood", True, budget=budget)
         search = BestFirst(run)
-        n = 0
         while not asyncio.run(search.step()):
-            n += 1
+            pass
         assert search.stopped is not None
         whole = _summary(search.finish())
         resumed, backend = _resume(BestFirst, search.checkpoint())
@@ -262,8 +261,8 @@ def test_a_run_stopped_by_its_budget_resumes_stopped_without_asking() -> None:
 # --- the property: thousands of mutated checkpoints ------------------------------------------
 
 BASES: list[tuple[type[Steppable[Any]], str, str, bool, int, bytes]] = []  # cls, puzzle, evaluator, model, fail, data
-for _cls, _options in ((BestFirst, {}), (BestFirst, {"depth": 2, "decimals": 1}),
-                       (Mcts, {"iterations": 25, "seed": 1}), (Mcts, {"iterations": 25, "rollout_depth": 2, "seed": 7})):
+for _cls, _options in ((BestFirst, {}), (BestFirst, {"depth": 2, "decimals": 1}), (Mcts, {"iterations": 25, "seed": 1}),
+                       (Mcts, {"iterations": 25, "rollout_depth": 2, "seed": 7})):
     for _puzzle, _evaluator, _model, _fail, _n, _budget in (
             ("4 9 10 13", "likelihood", True, 0, 3, None), ("3 3 8 8", "value", True, 2, 5, None),
             ("1 1 1 1", "prior", False, 0, 4, None), ("4 9 10 13", "likelihood", True, 1, 30, Budget(tokens=200))):

@@ -39,7 +39,8 @@ def test_a_trace_that_cannot_be_a_file_is_one_line(tmp_path: Path, afile: Path,
     assert not (tmp_path / "out").exists()
 
 
-def test_a_bench_out_that_cannot_be_a_directory_is_one_line(tmp_path: Path, afile: Path, capsys: pytest.CaptureFixture[str],
+def test_a_bench_out_that_cannot_be_a_directory_is_one_line(tmp_path: Path, afile: Path,
+                                                           capsys: pytest.CaptureFixture[str],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     _refused([*BENCH, "--out", str(afile)], capsys, "is a file, not a results directory")
     _refused([*BENCH, "--out", str(afile / "sub")], capsys, "cannot make the results directory")
