@@ -508,7 +508,8 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
                     _write_row(fh, row)
                     progress.finished(row, error=row["status"] != "done")
         else:
-            # here, not in a thread: Ctrl-C then stops the loop at once (the workers get it too)
+            # here, not in a thread: the executor takes Ctrl-C from asyncio's handler while it waits, hands
+            # back what finished and raises KeyboardInterrupt at once (workers ignore SIGINT)
             _run_units(executor, runner, todo, fh, progress, args)
     finally:
         fh.close()

@@ -10,7 +10,11 @@ every finished unit (the callers' results files are resumable).
 - ``LocalProcesses`` (``--jobs N``): N worker processes on this machine (spawned, so no model or
   thread is copied into them). A worker that dies (killed, out of memory) takes the units it was
   running with it: each is tried again, at most ``retries`` more times, then recorded as failed
-  with the reason; the other units go on.
+  with the reason; the other units go on. Workers never outlive their driver: on Linux the kernel
+  kills each one when the driver dies (a parent-death signal), and each also watches its parent
+  (every half second, on any system). Ctrl-C (SIGINT) is the driver's alone: workers ignore it;
+  the driver hands back the units that had finished, kills its workers and raises
+  ``KeyboardInterrupt`` (the units still running are not outcomes, so a rerun tries them again).
 - ``RayCluster`` (``--ray auto|ADDRESS``): the same units as Ray tasks on an existing cluster,
   each declaring the CPUs it needs (``Unit.cpus``) and, where it loads the embedded model, the
   custom resource ``tot_embedded_model`` that only nodes told to load it offer
@@ -25,15 +29,20 @@ the batch. Workers keep what they load (a task, a model) for their next units: s
 from __future__ import annotations
 
 import concurrent.futures as cf
+import ctypes
 import multiprocessing
 import os
 import resource
+import signal
 import socket
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any, Protocol
 
 __all__ = ["EMBEDDED_RESOURCE", "Executor", "InProcess", "LocalProcesses", "Outcome", "RayCluster", "Unit",
@@ -144,10 +153,52 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:
         return False, _one_line(exc)
 
 
+# --- what ties a worker process to its driver -------------------------------------------------
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+PARENT_POLL_S = 0.5  # a worker checks its parent this often
+INTERRUPT_POLL_S = 0.1  # the driver looks for Ctrl-C this often while it waits for units
+
+
+def _ignore_sigint(signum: int, frame: FrameType | None) -> None:
+    """A worker's SIGINT handler: nothing (the driver decides). A Python handler, not SIG_IGN, so
+    that a program the unit starts gets the default back at exec and stops on a terminal's Ctrl-C."""
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent:  # re-parented: the driver is gone
+            os._exit(1)
+
+
+def _worker_init(parent: int, death_signal: bool) -> None:
+    """Each worker, before its first unit: SIGINT is the driver's; the worker dies with the
+    driver (the kernel's parent-death signal on Linux, where the driver's main thread started it,
+    and a thread that watches the parent everywhere)."""
+    signal.signal(signal.SIGINT, _ignore_sigint)
+    if death_signal and sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # no prctl here: the watching thread alone
+            pass
+    if os.getppid() != parent:  # the driver died before the signal was asked for
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="tot-watch-parent", daemon=True).start()
+
+
 class LocalProcesses:
     """``workers`` spawned processes on this machine. At most ``workers`` units are handed out at
     once, so the units in flight when a worker dies are the ones it may have been running; each
-    of them is tried again (``retries`` times at most) in a new pool."""
+    of them is tried again (``retries`` times at most) in a new pool.
+
+    A worker dies with its driver (``_worker_init``). While ``run`` waits, SIGINT (Ctrl-C) only
+    marks the batch interrupted (run from the main thread): within ``INTERRUPT_POLL_S`` the units
+    that finished are handed back, the workers are killed and ``KeyboardInterrupt`` is raised;
+    while the caller handles an outcome, SIGINT raises at once, as Python's own handler does. A
+    batch left early (Ctrl-C, or the caller's exception) kills its workers instead of waiting for
+    the units they run."""
 
     def __init__(self, workers: int, retries: int = DEFAULT_RETRIES) -> None:
         if workers < 1:
@@ -161,49 +212,106 @@ class LocalProcesses:
             print(f"tot: --jobs {workers} runs more workers than this machine's {cores} cores: they share them, "
                   "so times measure the sharing", file=sys.stderr, flush=True)
         self._pool: cf.ProcessPoolExecutor | None = None
+        self._running = False  # a batch is under way (its generator not finished)
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
-        return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+        # The parent-death signal follows the thread that started the worker: asked for only when
+        # that is the main thread, which lives as long as the driver.
+        main = threading.current_thread() is threading.main_thread()
+        return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=_worker_init, initargs=(os.getpid(), main))
+
+    def _kill_pool(self) -> None:
+        """Kill the workers (units still running in them are dropped) and let the pool go."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            if proc.is_alive():
+                proc.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
 
     def run(self, fn: Callable[..., Any], units: Iterable[Unit]) -> Iterator[Outcome]:
         waiting = list(units)
         waiting.reverse()  # pop() takes them in the given order
         tries: dict[str, int] = {}
         running: dict[cf.Future[tuple[bool, Any]], Unit] = {}
+        state = {"interrupted": False, "in_caller": False, "over": False}
+
+        def on_sigint(signum: int, frame: FrameType | None) -> None:
+            if state["in_caller"] or state["over"]:  # the caller's code runs: stopped at once, as Python does
+                raise KeyboardInterrupt
+            state["interrupted"] = True  # seen by the wait below, within INTERRUPT_POLL_S
+
+        previous: Any = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if previous is None or previous is signal.SIG_IGN:  # set outside Python, or ignored: left alone
+                previous = None
+            else:
+                signal.signal(signal.SIGINT, on_sigint)
+        self._running = True
         try:
             while waiting or running:
                 if self._pool is None:
                     self._pool = self._new_pool()
-                while waiting and len(running) < self.workers:
+                while waiting and len(running) < self.workers and not state["interrupted"]:
                     unit = waiting.pop()
                     tries[unit.key] = tries.get(unit.key, 0) + 1
                     running[self._pool.submit(_call, fn, unit.args)] = unit
-                done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
-                if any(isinstance(f.exception(), cf.process.BrokenProcessPool) for f in done):
+                done: set[cf.Future[tuple[bool, Any]]] = set()
+                while not done and not state["interrupted"]:
+                    done, _ = cf.wait(running, timeout=INTERRUPT_POLL_S, return_when=cf.FIRST_COMPLETED)
+                if state["interrupted"]:  # what finished is handed back; the rest is not an outcome
+                    done = {f for f in running if f.done()}
+                elif any(isinstance(f.exception(), cf.process.BrokenProcessPool) for f in done):
                     done, _ = cf.wait(running)  # the pool is gone: every unit in it ends now
                     self._pool.shutdown(wait=True, cancel_futures=True)
                     self._pool = None
                 for fut in done:
                     unit = running.pop(fut)
                     n = tries[unit.key]
-                    exc = fut.exception()
+                    exc = None if fut.cancelled() else fut.exception()
+                    if fut.cancelled() or state["interrupted"] and exc is not None and (
+                            isinstance(exc, cf.process.BrokenProcessPool) or not isinstance(exc, Exception)):
+                        continue  # not a finished unit: a rerun tries it again
                     if isinstance(exc, cf.process.BrokenProcessPool):
                         if n > self.retries:
-                            yield Outcome(unit, error=f"its worker process died {n} time(s) (killed, or out of "
-                                                      "memory)", attempts=n)
+                            outcome = Outcome(unit, error=f"its worker process died {n} time(s) (killed, or out "
+                                                          "of memory)", attempts=n)
                         else:
                             waiting.append(unit)  # next, in a new pool
+                            continue
                     elif exc is not None:  # the unit ran, but its value could not come back (not picklable)
-                        yield Outcome(unit, error=_one_line(exc), attempts=n)
+                        outcome = Outcome(unit, error=_one_line(exc), attempts=n)
                     else:
                         ok, value = fut.result()
-                        yield Outcome(unit, value if ok else None, None if ok else value, n)
+                        outcome = Outcome(unit, value if ok else None, None if ok else value, n)
+                    state["in_caller"] = True
+                    try:
+                        yield outcome
+                    finally:
+                        state["in_caller"] = False
+                if state["interrupted"]:
+                    raise KeyboardInterrupt
+            if state["interrupted"]:  # after the last unit: still an interrupt
+                raise KeyboardInterrupt
         finally:
-            for fut in running:
-                fut.cancel()
+            state["over"] = True
+            self._running = False
+            if previous is not None and threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, previous)
+            if running:  # left early: the units still running are not waited for
+                for fut in running:
+                    fut.cancel()
+                self._kill_pool()
 
     def close(self) -> None:
-        if self._pool is not None:
+        """Let the workers go; in the middle of a batch (the caller's exception, Ctrl-C while it
+        handled an outcome) they are killed, not waited for."""
+        if self._running:
+            self._kill_pool()
+        elif self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
