@@ -307,6 +307,7 @@ def test_an_empty_out_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[s
     monkeypatch.chdir(tmp_path)
     for out in ("", "  "):
         assert "--out is empty" in one_line_exit_2(capsys, "game24", "--limit", "1", "--out", out)
+    assert "--data is empty" in one_line_exit_2(capsys, "game24", "--data", "", "--limit", "1", "--out", "x")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -10,6 +10,7 @@ from solver.inputs import MAX_DATA_FILE, read_bytes
 from tasks.datafiles import PACKAGED
 from tasks.game24.data import all_multisets, default_csv, load_csv, solvable_puzzles
 from tasks.game24.task import Game24, parse_puzzle
+from verifiers.arithmetic import read_expression
 
 # tot export: the copy of the paper's 24.csv shipped with the package names the test puzzles
 SHIPPED_CSV = PACKAGED / "24" / "24.csv"
@@ -19,7 +20,9 @@ VAL, TEST = (801, 900), (901, 1000)
 def _data_file(args: argparse.Namespace) -> Path:
     """The 24.csv that ``tot export game24`` reads the ranks from: --data, else the default one."""
     data = getattr(args, "data", None)
-    return Path(data) if data else default_csv()
+    if data is not None and not str(data).strip():
+        raise ValueError("--data is empty; name a 24.csv, or leave --data out for the default one")
+    return Path(data) if data is not None else default_csv()
 
 
 def _rows(path: Path) -> list[tuple[int, str]]:
@@ -70,7 +73,9 @@ class Game24Plugin:
 
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
         parse_puzzle(args.puzzle)  # malformed puzzle: ValueError, exit status 2
-        report = Game24().report_answer(args.puzzle, args.answer)
+        # The answer is read as the rewards and the baselines read it (tags, box, Answer: line).
+        found = read_expression(args.answer)
+        report = Game24().report_answer(args.puzzle, found if found is not None else args.answer)
         return report.verified, "\n".join(report.lines())
 
     # ``tot export game24`` (solver/tools/export.py): the paper's test puzzles are never exported,
