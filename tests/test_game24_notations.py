@@ -28,7 +28,7 @@ KNOWN: list[tuple[ref.Tree, tuple[int, ...]]] = [
     (("+", ("*", 2, 11), ("-", 13, 11)), (2, 11, 11, 13)),
 ]
 SPELL = {"+": ["+"], "-": ["-", "\u2212", "\u2013", "\u2012", "\ufe63", "\uff0d"],
-         "*": ["*", "\u00d7", "x", "X", "\u00b7", "\u22c5", "\u2217"], "/": ["/", "\u00f7", "\u2215"]}
+         "*": ["*", "\u00d7", "x", "X", "\u00b7", "\u22c5", "\u2217"], "/": ["/", "\u00f7", "\u2215", ":"]}
 BRACKETS = [("(", ")"), ("[", "]"), ("{", "}")]
 
 
@@ -69,8 +69,8 @@ def spelled(draw: st.DrawFn, tree: ref.Tree) -> str:
 
     text = go(tree, True)
     if draw(st.booleans()):
-        text += draw(st.sampled_from([" = 24", "=24", " = 24 "]))
-    text += draw(st.sampled_from(["", ".", " .", "!", ";"]))
+        text += draw(st.sampled_from([" = 24", "=24", " = 24 ", " == 24", " = 24.0"]))
+    text += draw(st.sampled_from(["", ".", " .", ";"]))  # "!" is a factorial: refused below
     return draw(st.sampled_from(["", "Answer: ", "answer:"])) + text
 
 
@@ -120,7 +120,7 @@ def _drop_leaf(tree: ref.Tree) -> ref.Tree:
 def test_mutations_that_change_the_expression_are_refused_with_a_reason(known: tuple, data: st.DataObject) -> None:
     tree, puzzle = known
     kind = data.draw(st.sampled_from(["number", "drop", "extra", "op", "power", "result", "decimal", "mismatch",
-                                      "implicit"]))
+                                      "implicit", "factorial"]))
     if kind == "number":
         new = data.draw(st.integers(0, 30))
         mutated = _swap_leaf(tree, new)
@@ -143,6 +143,8 @@ def test_mutations_that_change_the_expression_are_refused_with_a_reason(known: t
         text, refused = f"{_plain(tree)} = {data.draw(st.sampled_from(['25', '23', '24.5', '-24', 'x']))}", True
     elif kind == "decimal":
         text, refused = _plain(tree).replace(str(puzzle[-1]), f"{puzzle[-1]}.0", 1), True
+    elif kind == "factorial":  # (...)! is not the expression; neither is "= 24!" a statement of 24
+        text, refused = data.draw(spelled(tree)) + data.draw(st.sampled_from(["!", " !", "?", ":"])), True
     elif kind == "mismatch":
         text = "(" + _plain(tree) + data.draw(st.sampled_from(["]", "}"]))
         refused = True
@@ -157,7 +159,7 @@ def test_mutations_that_change_the_expression_are_refused_with_a_reason(known: t
 
 
 @pytest.mark.parametrize("text", [
-    "[(10 - 4) * (13 - 9)] = 24.", "{10 - 4} \u00b7 [13 - 9]", "(10 \u2212 4) x (13 - 9) = 24!",
+    "[(10 - 4) * (13 - 9)] = 24.", "{10 - 4} \u00b7 [13 - 9]", "(10 \u2212 4) x (13 - 9) = 24.0",
     "-(4 - 10) * (13 - 9)", "(13 - 9) \u00d7 (10 - 4).", "Answer: (-4 + 10) \u2217 (13 \uff0d 9) = 24",
 ])
 def test_examples_of_accepted_spellings(text: str) -> None:
@@ -171,6 +173,10 @@ def test_examples_of_accepted_spellings(text: str) -> None:
     ("(10 - 4) * (13 - 9) = 24.5", "stated result"),
     ("-(10 - 4) * (13 - 9)", "evaluates to -24"),
     ("(10 - 4) * (13 - 9) * 1", "uses numbers"),
+    ("(10 - 4) * (13 - 9)!", "unexpected character"),
+    ("(10 - 4) * (13 - 9) = 24!", "stated result"),
+    ("(10 - 4) * (13 - 9) = 24.01", "stated result"),
+    ("(10 - 4) * (13 - 9) === 24", "stated result"),
 ])
 def test_examples_of_refused_spellings(text: str, why: str) -> None:
     got = verify_answer([4, 9, 10, 13], text)

@@ -56,7 +56,9 @@ def test_game24_rewards_a_solution_in_every_documented_form(nums: tuple[int, ...
     expr = ref.render(tree)
     fancy = ref.render(tree, spell={"*": "\u00d7", "/": "\u00f7", "-": "\u2212"})
     forms = [expr, f"{expr} = 24", f"Answer: {expr}", f"**Answer:** {expr} = 24.", f"Final answer: {fancy}",
-             f"Let me think.\n4 + 9 = 13\nSo {expr} = 24", f"Answer:\n```\n{expr}\n```", f"1. {expr} = 24",
+             f"Let me think.\n4 + 9 = 13\n{expr} = 24", f"Answer:\n```\n{expr}\n```", f"1. {expr} = 24",
+             f"- {expr}", f"{expr} = 24.0", f"{expr} == 24", f"<answer>{expr}</answer>\nCheck: 8 * 3 = 24",
+             f"<think>4 * 6 = 24 works</think>\n<answer>\n{expr}\n</answer>", f"$\\boxed{{{expr}}}$",
              chat(f"Answer: {expr}"), [{"role": "user", "content": "1 + 1"}, {"role": "assistant", "content": expr}],
              [{"role": "assistant", "content": [{"type": "text", "text": f"Answer: {expr}"}]}]]
     got = game24(prompts=["p"] * len(forms), completions=forms, puzzle=[puzzle_text(nums)] * len(forms))
@@ -94,7 +96,9 @@ def test_game24_reads_the_answer_line_before_the_last_expression() -> None:
     assert game24(completions=[f"Answer: {good}\nCheck: {bad}"], puzzle=puzzle) == [1.0]
     assert game24(completions=[f"Answer: {bad}\nCheck: {good}"], puzzle=puzzle) == [0.0]
     assert game24(completions=[f"{good}\nor maybe {bad}"], puzzle=puzzle) == [0.0]  # the last expression
-    assert game24(completions=[f"{bad}\nno: {good}"], puzzle=puzzle) == [1.0]
+    assert game24(completions=[f"{bad}\n{good}"], puzzle=puzzle) == [1.0]
+    # the answer is read whole: a word on its line makes it no answer
+    assert game24(completions=[f"{bad}\nno: {good}"], puzzle=puzzle) == [0.0]
     assert game24(completions=["Answer: I cannot find one"], puzzle=puzzle) == [0.0]
 
 
@@ -192,11 +196,14 @@ def test_sudoku_latin_column() -> None:
     givens = ((1, 0, 0, 0),) + ((0, 0, 0, 0),) * 3
     assert not ref.csp_is_solution(givens, parsed, True) and ref.csp_is_solution(givens, parsed, False)
     puzzle = "1***|****|****|****"
-    assert sudoku(completions=[board, board, board], puzzle=[puzzle] * 3, latin=[True, False, "yes"]) == [1.0, 0.0, 0.0]
+    assert sudoku(completions=[board, board], puzzle=[puzzle] * 2, latin=[True, False]) == [1.0, 0.0]
+    with pytest.raises(rewards.RewardConfigError, match=r"latin row 2 .*latin is True or False, got str"):
+        sudoku(completions=[board] * 3, puzzle=[puzzle] * 3, latin=[True, False, "yes"])
 
 
-def test_sudoku_puzzle_that_breaks_a_rule_gives_nothing() -> None:
-    assert sudoku(completions=["12|21"], puzzle=["11|**"]) == [0.0]
+def test_sudoku_puzzle_that_breaks_a_rule_is_a_configuration_error() -> None:
+    with pytest.raises(rewards.RewardConfigError, match="breaks a rule"):
+        sudoku(completions=["12|21"], puzzle=["11|**"])
 
 
 # ---- Mini crosswords -----------------------------------------------------------------------
@@ -233,10 +240,15 @@ def test_crosswords_rewards_the_key_and_nothing_else(puzzle: str) -> None:
 
 def test_crosswords_key_column_and_no_key() -> None:
     no_key = json.dumps({"clues": CLUES})
-    assert crosswords(completions=[KEY, KEY], puzzle=[no_key] * 2) == [0.0, 0.0]
+    with pytest.raises(rewards.RewardConfigError, match="no answer key"):  # never verified: a set-up mistake
+        crosswords(completions=[KEY, KEY], puzzle=[no_key] * 2)
     assert crosswords(completions=[KEY, KEY], answer_key=[KEY, list(KEY)]) == [1.0, 1.0]
-    assert crosswords(completions=[KEY, KEY], puzzle=[no_key] * 2, answer_key=[KEY, "AAAA"]) == [1.0, 0.0]
-    assert crosswords(completions=[KEY], puzzle=["not json"]) == [0.0]
+    assert crosswords(completions=[KEY, KEY], puzzle=[no_key] * 2, answer_key=[KEY, KEY[::-1]]) == [1.0, 0.0]
+    with pytest.raises(rewards.RewardConfigError, match="answer_key row 1"):
+        crosswords(completions=[KEY, KEY], puzzle=[no_key] * 2, answer_key=[KEY, "AAAA"])
+    with pytest.raises(rewards.RewardConfigError, match="not JSON"):
+        crosswords(completions=[KEY], puzzle=["not json"])
+    assert crosswords(completions=[KEY], puzzle=[{"clues": CLUES, "board": KEY}]) == [1.0]  # the object itself
 
 
 def test_crosswords_on_the_papers_data() -> None:
@@ -315,8 +327,11 @@ def test_planning_bad_puzzles_give_nothing() -> None:
     plan = "\n".join(VALID)
     bad = [DOMAIN, PROBLEM + DOMAIN, DOMAIN + PROBLEM + PROBLEM, DOMAIN + "(", "", "(" * 100_000,
            DOMAIN.replace(":strips", ":strips :conditional-effects") + PROBLEM.replace("(on a b)", "(forall")]
-    assert planning(completions=[plan] * len(bad), puzzle=bad) == [0.0] * len(bad)
-    assert planning(completions=[plan], domain=[DOMAIN]) == [0.0]  # problem column missing
+    for puzzle in bad:
+        with pytest.raises(rewards.RewardConfigError, match="puzzle row 0"):
+            planning(completions=[plan], puzzle=[puzzle])
+    with pytest.raises(rewards.RewardConfigError, match="no 'problem' column; .*domain \\(list of 1\\)"):
+        planning(completions=[plan], domain=[DOMAIN])
 
 
 # ---- the calling convention ----------------------------------------------------------------
@@ -333,7 +348,8 @@ def test_called_as_trl_calls_it() -> None:
     assert got == [1.0, 0.0]
     for name, fn in REWARDS.items():
         assert fn.__name__ == name and fn is getattr(rewards, name)
-        assert fn(prompts=["p", "q"], completions=["a", "b"], **extras) == [0.0, 0.0]  # no puzzle column
+        with pytest.raises(rewards.RewardConfigError, match="no '(puzzle|answer_key)' column"):
+            fn(prompts=["p", "q"], completions=["a", "b"], **extras)
 
 
 def test_exports() -> None:
@@ -343,12 +359,47 @@ def test_exports() -> None:
 
 @pytest.mark.parametrize("fn", list(REWARDS.values()), ids=list(REWARDS))
 def test_puzzle_column_missing_or_of_the_wrong_length(fn: Callable[..., list[float]]) -> None:
-    for kwargs in ({}, {"puzzle": ["4 9 10 13"]}, {"puzzle": "4 9 10 13"}, {"puzzle": None},
-                   {"puzzle": ["4 9 10 13"] * 3}):
-        assert fn(prompts=None, completions=["x", "y"], **kwargs) == [0.0, 0.0]
-    assert fn(completions=None, puzzle=[]) == []
-    assert fn(completions="not a list", puzzle=["x"]) == []
+    name = fn.__name__
+    cases = [({}, "no 'puzzle' column; keyword columns that arrived: none"),
+             ({"numbers": ["4 9 10 13"] * 2, "metadata": [{}, {}]},
+              r"no 'puzzle' column; keyword columns that arrived: metadata \(list of 2\), numbers \(list of 2\)"),
+             ({"puzzle": None}, "no 'puzzle' column"),
+             ({"puzzle": ["4 9 10 13"]}, "column 'puzzle' has 1 entries for 2 completions"),
+             ({"puzzle": ["4 9 10 13"] * 3}, "column 'puzzle' has 3 entries for 2 completions"),
+             ({"puzzle": "4 9 10 13"}, "column 'puzzle' must be a list or tuple .* got str")]
+    for kwargs, message in cases:
+        if name == "crosswords":
+            message = message.replace("'puzzle' column", "'puzzle' column")
+        with pytest.raises(rewards.RewardConfigError, match=f"^verifiers.rewards.{name}: {message}"):
+            fn(prompts=None, completions=["x", "y"], **kwargs)
+    for completions, got in ((None, "NoneType"), ("not a list", "str"), ({"content": "x"}, "dict")):
+        with pytest.raises(rewards.RewardConfigError, match=f"completions must be a list or tuple .*got {got}"):
+            fn(completions=completions, puzzle=["x"])
+    with pytest.raises(rewards.RewardConfigError, match="call it by keyword"):
+        fn("Answer: (10 - 4) * (13 - 9)", "4 9 10 13")  # positional: completions is the puzzle's text
     assert fn(completions=[], puzzle=[]) == []
+    assert fn(completions=(), puzzle=()) == []
+
+
+def test_configuration_errors_are_one_line() -> None:
+    for fn in REWARDS.values():
+        for kwargs in ({}, {"puzzle": "x"}, {"puzzle": ["x"]}, {"puzzle": [None]}, {"puzzle": [["x"] * 100]}):
+            with pytest.raises(rewards.RewardConfigError) as info:
+                fn(completions=["a"], **kwargs)
+            assert "\n" not in str(info.value) and len(str(info.value)) < 400, str(info.value)
+
+
+def test_puzzles_in_the_forms_users_hold_them() -> None:
+    expr = ref.render(SOLVED[0][1])
+    forms = ["4 9 10 13", "4, 9, 10, 13", [4, 9, 10, 13], (4, 9, 10, 13), ["4", "9", "10", "13"]]
+    assert game24(completions=[expr] * len(forms), puzzle=forms) == [1.0] * len(forms)
+    for bad in ([4, 9, 10], [4, 9, 10, 13, 1], [True, 9, 10, 13], [4.0, 9, 10, 13], [-4, 9, 10, 13]):
+        with pytest.raises(rewards.RewardConfigError, match="puzzle row 0"):
+            game24(completions=[expr], puzzle=[bad])
+    solution = "1234|3412|2143|4321"
+    rows = [[1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 1]]
+    assert sudoku(completions=[solution] * 3, puzzle=["1***|****|****|***1", rows, ["1***", "****", "****", "***1"]]) \
+        == [1.0] * 3
 
 
 # ---- hostile input -------------------------------------------------------------------------
@@ -376,9 +427,11 @@ def test_hostile_completions_and_puzzles_give_zero(name: str) -> None:
     fn = REWARDS[name]
     got = fn(prompts=None, completions=HOSTILE, puzzle=[PUZZLE_OF[name]] * len(HOSTILE))
     assert got == [0.0] * len(HOSTILE)
-    answers = ["(10-4)*(13-9)", "1234|3412|2143|4321", KEY, "(pickup a)"] * 4
-    got = fn(completions=answers[:len(BAD_PUZZLES)], puzzle=BAD_PUZZLES[:len(answers)])
-    assert got == [0.0] * min(len(answers), len(BAD_PUZZLES))
+    for bad in BAD_PUZZLES:  # a puzzle that does not read is the set-up's mistake: one line, at once
+        if name == "game24" and bad == ["4", "9", "10", "13"]:
+            continue  # a list of the four numbers is a puzzle as users hold it
+        with pytest.raises(rewards.RewardConfigError, match=f"^verifiers.rewards.{name}: puzzle row 0 "):
+            fn(completions=["(10-4)*(13-9)"], puzzle=[bad])
 
 
 def test_a_completion_is_cut_to_its_last_characters() -> None:
@@ -386,22 +439,20 @@ def test_a_completion_is_cut_to_its_last_characters() -> None:
     answer = f"Answer: {expr}"
     tail = " " * (MAX_COMPLETION_CHARS - len(answer))
     head = "x" * 10_000_000  # 10 MB before the answer: cut away, the answer is kept
-    got = game24(completions=[head + answer + tail, answer + tail + " ", answer + " " * MAX_COMPLETION_CHARS],
-                 puzzle=["4 9 10 13"] * 3)
-    assert got == [1.0, 1.0, 0.0]  # one character more cuts the "A" of Answer (the last expression is read)
+    got = game24(completions=[head + answer + tail, answer + tail, answer + tail + " "], puzzle=["4 9 10 13"] * 3)
+    assert got == [1.0, 1.0, 0.0]  # one character more cuts the "A" of Answer: "nswer: ..." is no answer
 
 
 @SETTINGS
 @given(st.lists(st.one_of(st.text(), st.text(alphabet="0123456789+-*/()[]{}=. \nAnswer:xX|_#;"),
                           st.lists(st.fixed_dictionaries({"role": st.text(max_size=10), "content": st.text()}))),
                 max_size=4),
-       st.lists(st.text(), max_size=4))
-def test_arbitrary_text_never_raises(completions: list[object], puzzles: list[str]) -> None:
+       )
+def test_arbitrary_text_never_raises(completions: list[object]) -> None:
     for name, fn in REWARDS.items():
-        for puzzle in (puzzles, [PUZZLE_OF[name]] * len(completions)):
-            got = fn(prompts=[""] * len(completions), completions=completions, puzzle=puzzle)
-            assert len(got) == len(completions)
-            assert all(type(r) is float and r in (0.0, 1.0) for r in got)
+        got = fn(prompts=[""] * len(completions), completions=completions, puzzle=[PUZZLE_OF[name]] * len(completions))
+        assert len(got) == len(completions)
+        assert all(type(r) is float and r in (0.0, 1.0) for r in got)
 
 
 def test_the_module_imports_no_solver_task_or_model_code() -> None:

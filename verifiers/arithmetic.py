@@ -15,12 +15,13 @@ from math import gcd
 from operator import itemgetter
 from typing import Callable, Iterable, Literal
 
+from verifiers.answers import Found, find_answer
 from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid
 
-__all__ = ["MAX_ANSWER_CHARS", "MAX_NUMBER_CHARS", "MAX_PAREN_DEPTH", "Policy", "RULES_24", "Step",
-           "apply_op", "can_reach", "can_reach_exhaustive", "check_step", "format_number", "legal_steps",
-           "parse_number", "parse_step", "report_answer", "verify_answer"]
+__all__ = ["MAX_ANSWER_CHARS", "MAX_NUMBER_CHARS", "MAX_PAREN_DEPTH", "MAX_PUZZLE_NUMBER", "Policy", "RULES_24",
+           "Step", "apply_op", "can_reach", "can_reach_exhaustive", "check_step", "format_number", "legal_steps",
+           "parse_number", "parse_puzzle", "parse_step", "read_expression", "report_answer", "verify_answer"]
 
 Policy = Literal["reject", "repair"]
 MAX_NUMBER_CHARS = 24
@@ -339,11 +340,43 @@ def can_reach(numbers: Iterable[Fraction | int], target: int = 24) -> bool:
     return _reaches(ms, _q(target))
 
 
+# ---- the puzzle ----------------------------------------------------------------------------
+
+MAX_PUZZLE_NUMBER = 1000
+
+
+def parse_puzzle(text: str) -> tuple[int, ...]:
+    """Four whole numbers 0..1000 separated by spaces or commas ("4 9 10 13"); ValueError with a
+    one-line reason. The one reader of a Game-of-24 puzzle: the task, ``tot verify`` and the rewards."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("empty puzzle: give four whole numbers, e.g. \"4 9 10 13\"")
+    if len(text) > 200:
+        raise ValueError("a Game-of-24 puzzle is four numbers; this text is longer than 200 characters")
+    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
+    if len(parts) != 4:
+        raise ValueError(f"a Game-of-24 puzzle has four numbers; got {len(parts)} in {text.strip()[:40]!r}")
+    nums = []
+    for p in parts:
+        if not re.fullmatch(r"[0-9]{1,4}", p, re.ASCII):
+            raise ValueError(f"{p[:20]!r} is not a whole number between 0 and {MAX_PUZZLE_NUMBER}")
+        v = int(p)
+        if v > MAX_PUZZLE_NUMBER:
+            raise ValueError(f"{v} is larger than {MAX_PUZZLE_NUMBER}")
+        nums.append(v)
+    return tuple(nums)
+
+
 # ---- final answers -------------------------------------------------------------------------
 
 _ANSWER_PREFIX = re.compile(r"^\s*(?:answer\s*:)?\s*", re.IGNORECASE)
-# Punctuation that ends a sentence, not the expression: "(10 - 4) * (13 - 9) = 24."
-_TRAILING = re.compile(r"[\s.,;:!?\u3002]+$")
+# Punctuation that ends a sentence, not the expression: "(10 - 4) * (13 - 9) = 24." ("!" is a
+# factorial, ":" a division and "?" no statement: each makes the text not an answer).
+_TRAILING = re.compile(r"[\s.,;\u3002]+$")
+# TeX's operators, as in ``\boxed{(10 - 4) \times (13 - 9)}``; a command another letter follows is not one.
+_TEX = re.compile(r"\\(times|div|cdot)(?![A-Za-z])")
+_TEX_OPS = {"times": "*", "div": "/", "cdot": "*"}
+# The stated result after the expression: "= 24", "== 24", "= 24.0" (a decimal equal to it exactly).
+_RESULT = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6})?", re.ASCII)
 _OPENERS, _CLOSERS = "([{", ")]}"
 
 
@@ -403,7 +436,7 @@ def _evaluate_answer(answer: str, target: int) -> tuple[Fraction, list[Fraction]
     text = _ANSWER_PREFIX.sub("", answer.strip(), count=1)
     if len(text) > MAX_ANSWER_CHARS:
         return Invalid(f"answer longer than {MAX_ANSWER_CHARS} characters")
-    text = _TRAILING.sub("", text)
+    text = _TEX.sub(lambda m: f" {_TEX_OPS[m.group(1)]} ", _TRAILING.sub("", text))
     # The same operator spellings as steps (_OPS), so the gate and the answer check read one language.
     text = "".join(_OPS.get(ch, ch) if ch not in "xX" else ch for ch in text)
     round_only = _one_kind_of_bracket(text)
@@ -411,9 +444,10 @@ def _evaluate_answer(answer: str, target: int) -> tuple[Fraction, list[Fraction]
         return round_only
     text = re.sub(r"(?<=[0-9)\s])[xX](?=[\s0-9(])", "*", round_only, flags=re.ASCII)
     if "=" in text:
-        lhs, _, rhs = text.partition("=")
-        if rhs.strip() not in (str(target), ""):
-            return Invalid(f"the stated result {rhs.strip()[:20]!r} is not {target}")
+        lhs, _, rhs = text.partition("==") if "==" in text else text.partition("=")
+        stated = rhs.strip()
+        if stated and not (_RESULT.fullmatch(stated) and Fraction(stated) == target):
+            return Invalid(f"the stated result {stated[:20]!r} is not {target}")
         text = lhs
     if not re.fullmatch(r"[0-9 \t\n+\-*/().]*", text) or not text.strip():
         bad = next((ch for ch in text if not re.match(r"[0-9 \t\n+\-*/().]", ch)), None)
@@ -440,6 +474,61 @@ def _evaluate_answer(answer: str, target: int) -> tuple[Fraction, list[Fraction]
     except (ValueError, RecursionError) as exc:
         return Invalid(str(exc) or "expression too deep")
     return value, ev.leaves
+
+
+# Reading the answer out of a model's text (verifiers.answers finds where it is).
+_ARITH = re.compile(rf"[0-9][ \t)\]}}]*{_OP}[ \t(\[{{\-\u2212]*[0-9]")  # two numbers joined by an operator
+_STEP_LINE = re.compile(r"\(\s*left\s*:", re.IGNORECASE)  # "4 + 9 = 13 (left: 10 13 13)" is a step
+_LIST_MARK = re.compile(r"^(?:[-*+\u2022][ \t]+|[0-9]{1,3}[.)][ \t]+)")  # "- ", "* ", "• ", "1. ", "1) "
+# A neighbouring line that carries the expression on: it starts with an operator, a power, a
+# factorial, a closing bracket or "="; or the line before ends with an operator or an opening bracket.
+_GOES_ON = re.compile(rf"^[ \t]*(?:{_OP}|[=^!%\u00b2\u00b3)\]}}]|mod\b|\*\*)", re.IGNORECASE)
+_LEFT_OPEN = re.compile(rf"(?:{_OP}|[(\[{{^=])[ \t]*$")
+
+
+def _answer_line(found: Found) -> str | None:
+    """The one line that is the answer (tags and boxes: all of it on one line)."""
+    lines = list(found.lines)
+    nonblank = [k for k, line in enumerate(lines) if line]
+    if not nonblank:
+        return None
+    if found.marker in ("tag", "boxed"):
+        return " ".join(lines[k] for k in nonblank)
+    if found.marker == "line":
+        at = nonblank[0]
+    else:
+        shaped = [k for k in nonblank if _ARITH.search(lines[k]) and not _STEP_LINE.search(lines[k])]
+        if not shaped:
+            return None
+        at = shaped[-1]
+    before = [k for k in nonblank if k < at]
+    after = [k for k in nonblank if k > at]
+    if after and _GOES_ON.match(lines[after[0]]):
+        return None  # "2 *" then "(10 - 4) * (13 - 9)": the answer goes on over two lines
+    if found.marker == "none" and before and _LEFT_OPEN.search(lines[before[-1]]):
+        return None
+    return lines[at]
+
+
+def read_expression(text: str) -> str | None:
+    """The answer of a model's text, whole, for the Game-of-24 check (``report_answer``), or None
+    when it has none. Where it is: ``verifiers.answers.find_answer`` (tags, box, ``Answer:`` line);
+    unmarked, the last line holding arithmetic (two numbers joined by an operator) that is not a
+    step (``... (left: ...)``). The line is the answer whole, its markdown and a leading list mark
+    (``- ``, ``* ``, ``1. ``) dropped; a neighbouring line that carries it on (an operator, a power,
+    a factorial first, or the line before ending in an operator) makes it no answer. Nothing is
+    evaluated here: the check reads what this returns, and anything on it outside its notation
+    (a word, ``^``, ``!``, ``sqrt``, ``mod``) fails there."""
+    if not isinstance(text, str):
+        return None
+    found = find_answer(text)
+    line = _answer_line(found)
+    if line is None:
+        return None
+    if found.marker in ("none", "line"):  # a list's mark; inside tags or a box, "- " is a minus
+        line = _LIST_MARK.sub("", line.strip(), count=1)
+    line = line.strip()
+    return line[:MAX_ANSWER_CHARS + 1] or None
 
 
 RULES_24 = ("Game of 24: one expression using each of the four numbers exactly once, "

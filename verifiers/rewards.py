@@ -3,169 +3,137 @@
     reward(prompts=[...], completions=[...], puzzle=[...], **other_columns) -> list[float]
 
 One function per task (``game24``, ``sudoku``, ``crosswords``, ``planning``; ``REWARDS`` maps the
-task names to them). The puzzle comes from the dataset as a keyword column, one entry per
-completion, in the text form ``tot solve TASK`` works on. Each completion gets 1.0 when the
-project's own exact answer check (``report_answer``, ``report_solution``, ``report_grid``,
-``report_plan``) calls its answer verified, else 0.0; the list has one float per completion.
+task names to them). Each completion gets 1.0 when the project's own exact answer check
+(``report_answer``, ``report_solution``, ``report_grid``, ``report_plan``) calls its answer
+verified, else 0.0; the list has one float per completion. A reward is a fact about the answer.
 
-Nothing here raises on bad input: a completion or puzzle that is missing, empty, not text,
-malformed, huge or hostile gives 0.0 (``completions`` that is not a list or tuple gives ``[]``,
-as there is nothing to count). ``None``, which TRL reads as "this reward does not apply to this
-sample", is never returned: a sample the check cannot apply to (no puzzle, no answer key) is a
-0.0 like any other unverified answer. Model text is never evaluated: each answer goes through the same
-whitelisted parsers the checkers use. Only the last ``MAX_COMPLETION_CHARS`` characters of a
-completion are read, so the work per completion is bounded.
+Two kinds of bad input, two outcomes:
 
-A completion is a string, or TRL's conversational form, a list of messages
-(``[{"role": "assistant", "content": "..."}]``): the content of the last assistant message is
-read (the last message when none says ``assistant``; text parts of a list content are joined).
+- **A completion** never raises: missing, empty, not text, malformed, huge or hostile, it is a
+  0.0. Only its last ``MAX_COMPLETION_CHARS`` characters are read. ``None`` is never returned.
+- **The call's configuration** raises at once, in one line naming what arrived: ``completions``
+  that is not a list or tuple, a puzzle column that is missing (the keyword columns that did
+  arrive are named), not a list or tuple, of another length than ``completions``, or with an
+  entry that is not a puzzle of the task (its row and the reason). A training run whose rewards
+  are all silent zeros learns nothing and never says why; this one stops at its first call.
 
-Its answer: the text after its last ``Answer:`` line when there is one (``Final answer:`` and
-markdown such as ``**Answer:**`` also count), else the task's rule below for the whole text.
+Where the answer is and how it is read: ``verifiers.answers`` (``<answer>`` tags, ``\\boxed{}``,
+``Answer:`` lines; ``<think>`` is never read) and each task's own reader (``read_expression``,
+``parse_board``, ``parse_board`` of the crossword, ``parse_action``), the same ones ``tot verify``
+and the baselines use. The answer is read whole: anything on it outside the checker's notation
+makes it no answer. Model text is never evaluated.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable
 
-from verifiers.arithmetic import report_answer
+from verifiers.answers import MAX_COMPLETION_CHARS, Found, completion_text, find_answer, read_block
+from verifiers.arithmetic import parse_puzzle, read_expression, report_answer
 from verifiers.crossword import LAYOUT_5X5, report_grid
 from verifiers.crossword import parse_board as parse_crossword_board
 from verifiers.pddl_model import MAX_PDDL_CHARS, Problem, parse_problem
+from verifiers.pddl_text import split_puzzle
 from verifiers.planning import parse_action, report_plan
-from verifiers.sudoku import Board, parse_board, report_solution, rule_break
+from verifiers.sudoku import Board, parse_board, read_givens, report_solution
 
-__all__ = ["MAX_COMPLETION_CHARS", "REWARDS", "crosswords", "game24", "planning", "sudoku"]
+__all__ = ["MAX_COMPLETION_CHARS", "REWARDS", "RewardConfigError", "crosswords", "game24", "planning", "sudoku"]
 
-MAX_COMPLETION_CHARS = 20_000
 MAX_PUZZLE_CHARS = 100_000  # game24, sudoku, crosswords (planning: PDDL's own limit, twice)
-_MAX_INPUT_24 = 1000  # as ``tot solve game24`` reads puzzles
 
 Rewards = list[float]
 
-# "Answer:", "Final answer:", "**Answer:**", "> Answer:" at the start of a line.
-_ANSWER = re.compile(r"^[ \t>#*_`]*(?:final[ \t]+)?answer[ \t*_`]*:", re.IGNORECASE | re.MULTILINE)
-_WRAP = " \t*_`"  # markdown around an answer line: emphasis, code spans and fences
+
+class RewardConfigError(ValueError):
+    """The reward was called with columns it cannot use: a mistake of the set-up, not of a completion."""
 
 
-# ---- completions and columns ---------------------------------------------------------------
+# ---- the call's shape ----------------------------------------------------------------------
 
-def _text(completion: object) -> str | None:
-    """A completion's text (its last ``MAX_COMPLETION_CHARS`` characters), or None."""
-    if isinstance(completion, dict):
-        completion = [completion]
-    if isinstance(completion, (list, tuple)):
-        messages = [m for m in completion if isinstance(m, dict)]
-        said = [m for m in messages if m.get("role") == "assistant"] or messages
-        if not said:
-            return None
-        content = said[-1].get("content")
-        if isinstance(content, (list, tuple)):  # content parts: [{"type": "text", "text": "..."}]
-            parts = [p.get("text") if isinstance(p, dict) else p for p in content]
-            content = "\n".join(p for p in parts if isinstance(p, str))
-        completion = content
-    if not isinstance(completion, str):
-        return None
-    return completion[-MAX_COMPLETION_CHARS:]
+def _describe(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return f"{type(value).__name__} of {len(value)}"
+    return type(value).__name__
 
 
-def _lines(text: str) -> tuple[list[str], bool]:
-    """(the answer's lines, whether an ``Answer:`` line gave them): after the last ``Answer:``
-    line (its rest first), else the whole text; markdown around each line stripped."""
-    ends = [m.end() for m in _ANSWER.finditer(text)]
-    region = text[ends[-1]:] if ends else text
-    return [line.strip(_WRAP) for line in region.splitlines()], bool(ends)
+def _arrived(kwargs: dict[str, Any]) -> str:
+    cols = [f"{k} ({_describe(v)})" for k, v in sorted(kwargs.items()) if isinstance(v, (list, tuple))]
+    return ", ".join(cols) if cols else "none"
 
 
-_T = TypeVar("_T")
+def _completions(task: str, completions: object) -> list[Any]:
+    if isinstance(completions, (list, tuple)):
+        return list(completions)
+    hint = " (call it by keyword: completions=[...], puzzle=[...])" if isinstance(completions, str) else ""
+    raise RewardConfigError(f"verifiers.rewards.{task}: completions must be a list or tuple of completions, "
+                            f"got {_describe(completions)}{hint}")
 
 
-def _block(text: str, height: int, read: Callable[[str], _T | None]) -> _T | None:
-    """What ``read`` makes of the answer's block of lines (blank lines dropped): after an
-    ``Answer:`` line, its first non-blank line alone, else the ``height`` lines starting there;
-    without one, scanning from the end, each line alone, then the ``height`` lines ending there.
-    The first block that reads (``read`` gives not None) is the answer."""
-    lines, marked = _lines(text)
-    lines = [line for line in lines if line]
-    if marked:
-        spans: Iterable[tuple[int, int]] = ((0, 1), (0, height))
-    else:
-        spans = (span for end in range(len(lines), 0, -1) for span in ((end - 1, end), (end - height, end)))
-    for a, b in spans:
-        if 0 <= a < b <= len(lines):
-            got = read("\n".join(lines[a:b]))
-            if got is not None:
-                return got
-    return None
-
-
-def _len(completions: object) -> int:
-    return len(completions) if isinstance(completions, (list, tuple)) else -1
-
-
-def _column(kwargs: dict[str, Any], name: str, n: int) -> list[Any] | None:
-    """A dataset column passed by keyword: a list or tuple of one entry per completion, else None."""
+def _column(task: str, kwargs: dict[str, Any], name: str, n: int) -> list[Any]:
+    """The keyword column ``name``: a list or tuple of one entry per completion."""
     col = kwargs.get(name)
-    return list(col) if isinstance(col, (list, tuple)) and len(col) == n else None
+    if name not in kwargs or col is None:
+        raise RewardConfigError(f"verifiers.rewards.{task}: no '{name}' column; keyword columns that arrived: "
+                                f"{_arrived(kwargs)}")
+    if not isinstance(col, (list, tuple)):
+        raise RewardConfigError(f"verifiers.rewards.{task}: column '{name}' must be a list or tuple of one entry per "
+                                f"completion, got {_describe(col)}")
+    if len(col) != n:
+        raise RewardConfigError(f"verifiers.rewards.{task}: column '{name}' has {len(col)} entries for {n} "
+                                "completions")
+    return list(col)
 
 
-def _batch(completions: object, check: Callable[[int, str], bool]) -> Rewards:
+def _rows(task: str, column: str, entries: list[Any], read: Callable[[Any], Any]) -> list[Any]:
+    """Each entry read by ``read`` (ValueError/TypeError: a one-line configuration error naming the row)."""
+    out = []
+    for i, entry in enumerate(entries):
+        try:
+            out.append(read(entry))
+        except (ValueError, TypeError, RecursionError) as exc:
+            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise RewardConfigError(f"verifiers.rewards.{task}: {column} row {i} ({_short(entry)}) is not a puzzle "
+                                    f"of the task: {reason}") from None
+    return out
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _text_entry(entry: object, limit: int = MAX_PUZZLE_CHARS) -> str:
+    if not isinstance(entry, str):
+        raise TypeError(f"expected text, got {type(entry).__name__}")
+    if len(entry) > limit:
+        raise ValueError(f"longer than {limit} characters")
+    return entry
+
+
+def _score(completions: list[Any], check: Callable[[int, str], bool]) -> Rewards:
     """1.0 or 0.0 per completion: ``check(index, text)`` must return True; any failure is 0.0."""
-    if not isinstance(completions, (list, tuple)):
-        return []
     out = []
     for i, completion in enumerate(completions):
         try:
-            text = _text(completion)
+            text = completion_text(completion)
             ok = text is not None and check(i, text) is True
-        except Exception:  # a reward never raises: whatever a hostile input trips is a 0.0
+        except Exception:  # a completion never raises: whatever a hostile one trips is a 0.0
             ok = False
         out.append(1.0 if ok else 0.0)
     return out
 
 
-def _puzzle_text(puzzles: list[Any] | None, i: int, limit: int = MAX_PUZZLE_CHARS) -> str | None:
-    if puzzles is None or not isinstance(puzzles[i], str) or len(puzzles[i]) > limit:
-        return None
-    return puzzles[i]
-
-
 # ---- Game of 24 ----------------------------------------------------------------------------
 
-_OP_CHARS = "+\\-*/\u2212\u2013\u2012\ufe63\uff0d\u00d7xX\u22c5\u00b7\u2217\u00f7\u2215"
-_EXPR_RUN = re.compile(rf"[0-9 \t()\[\]{{}}=.{_OP_CHARS}]+")
-_HAS_OP = re.compile(rf"[0-9][ \t)\]}}]*[{_OP_CHARS}][ \t(\[{{\-]*[0-9]")
-_LIST_MARK = re.compile(r"^(?:[*\u2022]|[0-9]{1,3}[.)])[ \t]+")  # "* ", "• ", "1. ", "1) ": never arithmetic
-
-
-def _puzzle24(text: str) -> tuple[int, ...] | None:
-    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
-    if len(parts) != 4 or not all(re.fullmatch(r"[0-9]{1,4}", p, re.ASCII) for p in parts):
-        return None
-    nums = tuple(int(p) for p in parts)
-    return nums if max(nums) <= _MAX_INPUT_24 else None
-
-
-def _expression(line: str) -> str | None:
-    """The last run of expression characters on a line that joins two numbers by an operator."""
-    runs = [m.group().strip() for m in _EXPR_RUN.finditer(_LIST_MARK.sub("", line))]
-    found = [r for r in runs if _HAS_OP.search(r)]
-    return found[-1].lstrip("xX \t") if found else None
-
-
-def _answer24(text: str) -> str | None:
-    lines, marked = _lines(text)
-    if marked:  # the Answer: line, or the first non-blank line after it
-        first = next((line for line in lines if line), "")
-        return _expression(first)
-    for line in reversed(lines):
-        expr = _expression(line)
-        if expr is not None:
-            return expr
-    return None
+def _numbers(entry: object) -> tuple[int, ...]:
+    """A Game-of-24 puzzle as users hold it: "4 9 10 13", [4, 9, 10, 13], ("4", "9", "10", "13")."""
+    if isinstance(entry, (list, tuple)):
+        if len(entry) > 10 or not all((type(x) is int and x >= 0) or isinstance(x, str) for x in entry):
+            raise TypeError("a list puzzle is four whole numbers")
+        entry = " ".join(str(x) for x in entry)
+    return parse_puzzle(_text_entry(entry, 200))
 
 
 def game24(prompts: object = None, completions: object = None, **kwargs: Any) -> Rewards:
@@ -173,43 +141,58 @@ def game24(prompts: object = None, completions: object = None, **kwargs: Any) ->
     puzzle's four numbers exactly once, with + - * / and brackets only, and equals 24 exactly
     (``verifiers.arithmetic.report_answer`` verified it), else 0.0.
 
-    Column ``puzzle``: four whole numbers 0..1000 separated by spaces or commas ("4 9 10 13").
-    Answer: the expression on the ``Answer:`` line (or on the first non-blank line after it),
-    else on the last line that holds one; on that line, the last run of expression characters
-    (ASCII digits, brackets, the operators and their spellings × ÷ − x) that joins two numbers
-    by an operator, with ``= 24`` after it allowed. A leading list mark (``* ``, ``1. ``) is dropped.
+    Column ``puzzle``: four whole numbers 0..1000, as text ("4 9 10 13", spaces or commas) or a
+    list or tuple of four. Answer: ``verifiers.arithmetic.read_expression``: the marked answer
+    (``<answer>`` tags, ``\\boxed{}``, the ``Answer:`` line), else the last line holding
+    arithmetic that is not a step; read whole, in the checker's notation (``× ÷ − : x`` and
+    ``\\times \\div \\cdot`` spell the operators, ``= 24``, ``== 24``, ``= 24.0`` may follow).
     """
-    puzzles = _column(kwargs, "puzzle", _len(completions))
+    items = _completions("game24", completions)
+    puzzles = _rows("game24", "puzzle", _column("game24", kwargs, "puzzle", len(items)), _numbers)
 
     def check(i: int, text: str) -> bool:
-        puzzle = _puzzle_text(puzzles, i)
-        nums = _puzzle24(puzzle) if puzzle is not None else None
-        expr = _answer24(text) if nums is not None else None
-        return nums is not None and expr is not None and report_answer(nums, expr).verified
+        expr = read_expression(text)
+        return expr is not None and report_answer(puzzles[i], expr).verified
 
-    return _batch(completions, check)
+    return _score(items, check)
 
 
 # ---- Sudoku --------------------------------------------------------------------------------
 
+def _board_text(entry: object) -> str:
+    """A Sudoku puzzle as users hold it: "*2*|*32|*13", or a list of rows ("*2*" or [0, 2, 0])."""
+    if isinstance(entry, (list, tuple)):
+        rows = []
+        for row in entry:
+            if isinstance(row, str):
+                rows.append(row)
+            elif isinstance(row, (list, tuple)) and all(type(x) is int and 0 <= x <= 9 for x in row):
+                rows.append("".join(str(x) if x else "*" for x in row))
+            else:
+                raise TypeError("a list puzzle is rows, each text or a list of digits 0..9 (0 blank)")
+        entry = "|".join(rows)
+    return _text_entry(entry)
+
+
 @lru_cache(maxsize=64)
-def _givens(puzzle: str, boxes: bool) -> Board | None:
-    """The puzzle's board, None when it does not read or its givens already break a rule."""
-    try:
-        board = parse_board(puzzle)
-    except ValueError:
-        return None
-    return board if rule_break(board, boxes) is None else None
+def _givens(puzzle: str, boxes: bool) -> Board:
+    return read_givens(puzzle, boxes)
 
 
-def _sudoku_board(text: str, n: int) -> Board | None:
+def _latin(entry: object) -> bool:
+    if type(entry) is not bool:
+        raise TypeError(f"latin is True or False, got {type(entry).__name__}")
+    return entry
+
+
+def _sudoku_board(found: Found, n: int) -> Board | None:
     def read(block: str) -> Board | None:
         try:
             return parse_board(block, n)
         except ValueError:
             return None
 
-    return _block(text, n, read)
+    return read_block(found, n, read)
 
 
 def sudoku(prompts: object = None, completions: object = None, **kwargs: Any) -> Rewards:
@@ -218,53 +201,57 @@ def sudoku(prompts: object = None, completions: object = None, **kwargs: Any) ->
     8, 9) box (``verifiers.sudoku.report_solution`` verified it), else 0.0.
 
     Column ``puzzle``: the board syntax of ``tot solve sudoku`` (rows separated by ``|``, blanks
-    ``*`` ``.`` ``_`` or ``0``, e.g. "*2*|*32|*13"); a puzzle whose givens already break a rule
-    gives 0.0. Optional column ``latin``: True for Long (2023)'s Latin-square rules (rows and
-    columns only), as ``--latin``. Answer: a board in that syntax, either on one line
-    ("123|231|312") or on n consecutive non-blank lines, one row each ("1 2 3" or "123"; a row
-    with ``|`` bars between boxes does not read): on the ``Answer:`` line (or the first non-blank
-    line after it) or in the n non-blank lines starting there; without an ``Answer:`` line, the
-    last board in the text (scanning from the end, a line alone first).
+    ``*`` ``.`` ``_`` or ``0``, e.g. "*2*|*32|*13") or a list of rows; a puzzle whose givens
+    break a rule is a configuration error. Optional column ``latin``: True for Long (2023)'s
+    Latin-square rules (rows and columns only), as ``--latin``. Answer: a board in that syntax,
+    on one line ("123|231|312") or on n lines, one row each ("1 2 3" or "123"): inside the
+    ``<answer>`` tags or ``\\boxed{}`` (all of it), on the ``Answer:`` line (or the n lines
+    starting there), else the last board in the text (scanning from the end, a line alone first).
     """
-    n = _len(completions)
-    puzzles, latin = _column(kwargs, "puzzle", n), _column(kwargs, "latin", n)
+    items = _completions("sudoku", completions)
+    n = len(items)
+    latin = _rows("sudoku", "latin", _column("sudoku", kwargs, "latin", n), _latin) if "latin" in kwargs \
+        else [False] * n
+    texts = _rows("sudoku", "puzzle", _column("sudoku", kwargs, "puzzle", n), _board_text)
+    givens = _rows("sudoku", "puzzle", [(t, not latin[i]) for i, t in enumerate(texts)], lambda e: _givens(*e))
 
     def check(i: int, text: str) -> bool:
-        puzzle = _puzzle_text(puzzles, i)
-        boxes = not (latin is not None and latin[i] is True)
-        givens = _givens(puzzle, boxes) if puzzle is not None else None
-        board = _sudoku_board(text, len(givens)) if givens is not None else None
-        return givens is not None and board is not None and report_solution(givens, board, boxes).verified
+        board = _sudoku_board(find_answer(text), len(givens[i]))
+        return board is not None and report_solution(givens[i], board, not latin[i]).verified
 
-    return _batch(completions, check)
+    return _score(items, check)
 
 
 # ---- Mini crosswords -----------------------------------------------------------------------
 
-def _key(value: object) -> str | None:
+def _key(value: object) -> str:
     """An answer key: 25 letters (a string, or a list of one-letter strings), no empty cell."""
     if isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value):
         value = "".join(value)
-    if not isinstance(value, str) or len(value) > 1000:
-        return None
-    try:
-        return parse_crossword_board(value, LAYOUT_5X5.n, allow_empty=False)
-    except ValueError:
-        return None
+    if not isinstance(value, str):
+        raise TypeError(f"an answer key is 25 letters, got {type(value).__name__}")
+    if len(value) > 1000:
+        raise ValueError("an answer key is 25 letters; this one is longer than 1000 characters")
+    return parse_crossword_board(value, LAYOUT_5X5.n, allow_empty=False)
 
 
-def _puzzle_key(puzzle: str) -> str | None:
-    """The key (``board``) of a puzzle text as ``tot solve crosswords`` takes it: JSON
-    ``{"clues": [...], "board": ...}`` or ``[clues, board]``."""
-    try:
-        obj = json.loads(puzzle)
-    except (ValueError, RecursionError):
-        return None
+def _puzzle_key(entry: object) -> str:
+    """The key (``board``) of a puzzle as ``tot solve crosswords`` takes it: JSON text (or the
+    object) ``{"clues": [...], "board": ...}`` or ``[clues, board]``."""
+    obj: object = entry
+    if isinstance(entry, str):
+        try:
+            obj = json.loads(_text_entry(entry))
+        except json.JSONDecodeError:
+            raise ValueError("not JSON") from None
     if isinstance(obj, dict) and "clues" in obj:
+        if obj.get("board") is None:
+            raise ValueError("no answer key: the puzzle has no 'board' (give an answer_key column); a grid is "
+                             "never verified without one")
         return _key(obj.get("board"))
-    if isinstance(obj, list) and len(obj) == 2:
+    if isinstance(obj, (list, tuple)) and len(obj) == 2:
         return _key(obj[1])
-    return None
+    raise ValueError('expected {"clues": [...], "board": "..."} or [clues, board]')
 
 
 def _grid_verified(text: str, key: str) -> bool:
@@ -273,7 +260,7 @@ def _grid_verified(text: str, key: str) -> bool:
         report = report_grid(block, key, None)
         return report.verified if report.checks[0].passed else None  # checks[0]: it reads as a grid
 
-    return _block(text, LAYOUT_5X5.n, read) is True
+    return read_block(find_answer(text), LAYOUT_5X5.n, read) is True
 
 
 def crosswords(prompts: object = None, completions: object = None, **kwargs: Any) -> Rewards:
@@ -282,79 +269,49 @@ def crosswords(prompts: object = None, completions: object = None, **kwargs: Any
     key's (``verifiers.crossword.report_grid`` verified it), else 0.0.
 
     The key comes from column ``answer_key`` when given (25 letters, a string or a list), else
-    from column ``puzzle``: the JSON text ``tot solve crosswords`` works on, ``{"clues": [...],
-    "board": "AGEND..."}`` or the paper's ``[clues, board]``. Without a key the reward is 0.0 for
-    every answer: the project's checker never verifies a grid without one (complete, crossings
-    agree and every word in the lexicon is still not a solution of the clues), so a grid of
-    lexicon words earns nothing here.
+    from column ``puzzle``: the JSON text ``tot solve crosswords`` works on (or its object),
+    ``{"clues": [...], "board": "AGEND..."}`` or the paper's ``[clues, board]``. A puzzle without
+    a key is a configuration error: the project's checker never verifies a grid without one.
 
     Answer: a grid as ``tot verify crosswords`` reads it, 25 letters (spaces, ``|`` and commas
     ignored; ``_`` is an empty cell, which fails) or the ten words h1-h5 v1-v5 in order on one
-    line: on the ``Answer:`` line (or the first non-blank line after it), or in the 5 non-blank
-    lines starting there, one row each; without an ``Answer:`` line, the last line, or 5
-    consecutive non-blank lines, that read as a grid (scanning from the end, a line alone first).
+    line: inside the ``<answer>`` tags (all of it), on the ``Answer:`` line (or the 5 lines
+    starting there, one row each), else the last line, or 5 consecutive lines, that read as a
+    grid (scanning from the end, a line alone first).
     """
-    n = _len(completions)
-    puzzles, keys = _column(kwargs, "puzzle", n), _column(kwargs, "answer_key", n)
+    items = _completions("crosswords", completions)
+    n = len(items)
+    if "answer_key" in kwargs:
+        keys = _rows("crosswords", "answer_key", _column("crosswords", kwargs, "answer_key", n), _key)
+    else:
+        keys = _rows("crosswords", "puzzle", _column("crosswords", kwargs, "puzzle", n), _puzzle_key)
 
     def check(i: int, text: str) -> bool:
-        if keys is not None:
-            key = _key(keys[i])
-        else:
-            puzzle = _puzzle_text(puzzles, i)
-            key = _puzzle_key(puzzle) if puzzle is not None else None
-        return key is not None and _grid_verified(text, key)
+        return _grid_verified(text, keys[i])
 
-    return _batch(completions, check)
+    return _score(items, check)
 
 
 # ---- Planning ------------------------------------------------------------------------------
 
-def _forms(text: str) -> list[str]:
-    """The top-level parenthesised forms of a PDDL text (``;`` comments skipped); ValueError
-    when a bracket is unbalanced."""
-    forms, depth, start = [], 0, 0
-    code = "\n".join(line.split(";", 1)[0] for line in text.splitlines())
-    for k, ch in enumerate(code):
-        if ch == "(":
-            start = k if depth == 0 else start
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                raise ValueError("unbalanced ')'")
-            if depth == 0:
-                forms.append(code[start:k + 1])
-    if depth:
-        raise ValueError("unbalanced '('")
-    return forms
-
-
 @lru_cache(maxsize=16)
-def _problem(domain: str, problem: str) -> Problem | None:
-    try:
-        return parse_problem(domain, problem)
-    except (ValueError, RecursionError):
-        return None
+def _problem(domain: str, problem: str) -> Problem:
+    return parse_problem(domain, problem)
 
 
-@lru_cache(maxsize=16)
-def _puzzle_problem(puzzle: str) -> Problem | None:
-    """The problem of a puzzle text made as ``tot solve planning`` makes it: the domain's
-    ``(define (domain ...))`` form, then the problem's."""
-    try:
-        forms = _forms(puzzle)
-    except ValueError:
-        return None
-    return _problem(forms[0], forms[1]) if len(forms) == 2 else None
-
-
-_BULLET = re.compile(r"^[-*\u2022][ \t]+")
+def _puzzle_problem(entry: object) -> Problem:
+    """The problem of a puzzle text made as ``tot solve planning`` makes it (``join_puzzle``)."""
+    domain, problem = split_puzzle(_text_entry(entry, 2 * MAX_PDDL_CHARS))
+    return _problem(domain, problem)
 
 
 def _action_line(line: str, actions: frozenset[str]) -> str | None:
-    """The line without bullet and comment when it is one action of the domain, else None."""
-    body = _BULLET.sub("", line.split(";", 1)[0].strip(_WRAP)).strip()
+    """The line without list mark and comment when it is one action of the domain, else None."""
+    body = line.split(";", 1)[0].strip()
+    for mark in ("- ", "* ", "\u2022 "):
+        if body.startswith(mark):
+            body = body[len(mark):].strip()
+            break
     try:
         return body if body and parse_action(body).name in actions else None
     except ValueError:
@@ -362,14 +319,17 @@ def _action_line(line: str, actions: frozenset[str]) -> str | None:
 
 
 def _plan(text: str, problem: Problem) -> str | None:
-    """The answer's plan: the first run of action lines after ``Answer:``, else the last run."""
+    """The answer's plan. Inside tags: every non-blank, non-comment line, each an action. After
+    ``Answer:``: the first run of action lines. Unmarked: the last run."""
     actions = frozenset(s.name for s in problem.schemas)
-    lines, marked = _lines(text)
+    found = find_answer(text)
+    lines = [line for line in found.lines if line.split(";", 1)[0].strip()]  # blank and comment lines skipped
+    if found.marker in ("tag", "boxed"):
+        read = [_action_line(line, actions) for line in lines]
+        return "\n".join(a for a in read if a is not None) if read and None not in read else None
     runs: list[list[str]] = []
     current: list[str] | None = None
     for line in lines:
-        if not line.split(";", 1)[0].strip(_WRAP):  # blank and comment lines do not end a run
-            continue
         action = _action_line(line, actions)
         if action is None:
             current = None
@@ -377,12 +337,12 @@ def _plan(text: str, problem: Problem) -> str | None:
         if current is None:
             current = []
             runs.append(current)
-            if marked and len(runs) > 1:
+            if found.marked and len(runs) > 1:
                 break
         current.append(action)
     if not runs:
         return None
-    return "\n".join(runs[0] if marked else runs[-1])
+    return "\n".join(runs[0] if found.marked else runs[-1])
 
 
 def planning(prompts: object = None, completions: object = None, **kwargs: Any) -> Rewards:
@@ -392,34 +352,34 @@ def planning(prompts: object = None, completions: object = None, **kwargs: Any) 
     is not required (the report checks it only against a known optimum, and only reports it).
 
     Column ``puzzle``: the domain PDDL then the problem PDDL in one text, as ``tot solve planning``
-    joins them (``tasks.planning.files.join_puzzle``: the two ``(define ...)`` forms, in that order,
-    ``;`` comments allowed). Without ``puzzle``, columns ``domain`` and ``problem`` (the two
-    texts apart) are read instead. A puzzle outside the checker's PDDL fragment gives 0.0.
+    joins them (``verifiers.pddl_text.join_puzzle``: the two ``(define ...)`` forms, in that
+    order, ``;`` comments allowed). Without ``puzzle``, columns ``domain`` and ``problem`` (the two
+    texts apart) are read instead. A puzzle outside the checker's PDDL fragment is a configuration
+    error.
 
     Answer: a plan as the planning verifier parses it, one action per line, ``(unstack b2 b3)``
     or ``unstack b2 b3``, a leading ``1.`` or bullet and ``;`` comments allowed. An action line
     is one whose action name is an action of the domain; blank and comment lines inside a run of
-    action lines do not end it. The plan is the first run of action lines after the ``Answer:``
-    line, else the last run in the text. No action line: 0.0 (even where the goal holds at the start).
+    action lines do not end it. Inside ``<answer>`` tags every line must be an action; after an
+    ``Answer:`` line the plan is the first run of action lines; else the last run in the text.
+    No action line: 0.0 (even where the goal holds at the start).
     """
-    n = _len(completions)
-    puzzles = _column(kwargs, "puzzle", n)
-    domains, problems = _column(kwargs, "domain", n), _column(kwargs, "problem", n)
+    items = _completions("planning", completions)
+    n = len(items)
     limit = 2 * MAX_PDDL_CHARS
+    if "puzzle" in kwargs or "domain" not in kwargs:
+        problems = _rows("planning", "puzzle", _column("planning", kwargs, "puzzle", n), _puzzle_problem)
+    else:
+        doms = _column("planning", kwargs, "domain", n)
+        probs = _column("planning", kwargs, "problem", n)
+        problems = _rows("planning", "domain and problem", list(zip(doms, probs, strict=True)),
+                         lambda e: _problem(_text_entry(e[0], limit), _text_entry(e[1], limit)))
 
     def check(i: int, text: str) -> bool:
-        if puzzles is not None:
-            puzzle = _puzzle_text(puzzles, i, limit)
-            problem = _puzzle_problem(puzzle) if puzzle is not None else None
-        elif domains is not None and problems is not None:
-            dom, prob = _puzzle_text(domains, i, limit), _puzzle_text(problems, i, limit)
-            problem = _problem(dom, prob) if dom is not None and prob is not None else None
-        else:
-            problem = None
-        plan = _plan(text, problem) if problem is not None else None
-        return problem is not None and plan is not None and report_plan(problem, plan).verified
+        plan = _plan(text, problems[i])
+        return plan is not None and report_plan(problems[i], plan).verified
 
-    return _batch(completions, check)
+    return _score(items, check)
 
 
 REWARDS: dict[str, Callable[..., Rewards]] = {"game24": game24, "sudoku": sudoku, "crosswords": crosswords,

@@ -21,7 +21,7 @@ from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 __all__ = ["BLANKS", "BOX_SHAPES", "Board", "MAX_SIZE", "blanks", "box_shape", "check_step", "completable",
-           "completable_csp", "count_solutions", "format_board", "parse_board", "report_solution",
+           "completable_csp", "count_solutions", "format_board", "parse_board", "read_givens", "report_solution",
            "rule_break", "rules_text", "solutions", "uses_boxes", "verify_solution"]
 
 Board = tuple[tuple[int, ...], ...]
@@ -280,3 +280,13 @@ def completable_csp(board: Board, boxes: bool = True) -> bool:
     for _name, cells in _units(n, boxes):
         problem.addConstraint(AllDifferentConstraint(), cells)
     return problem.getSolution() is not None
+
+
+def read_givens(puzzle: str, boxes: bool) -> Board:
+    """The puzzle's board; ValueError with a one-line reason when it is unreadable or breaks a rule.
+    The one reader of a Sudoku puzzle: the task, ``tot verify`` and the rewards."""
+    board = parse_board(puzzle)
+    problem = rule_break(board, boxes)
+    if problem is not None:
+        raise ValueError(f"the puzzle itself breaks a rule: {problem}")
+    return board

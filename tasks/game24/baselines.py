@@ -9,6 +9,7 @@ from solver.task import Thought
 from tasks.game24 import prompts
 from tasks.game24.parts import parse_proposals
 from tasks.game24.state import TARGET, root_state
+from verifiers.arithmetic import read_expression
 
 __all__ = ["Baselines"]
 
@@ -34,18 +35,17 @@ class Baselines:
         return prompts.ANSWER_CHAT_PREFIX + body if chat else body
 
     def parse_answer(self, puzzle: str, text: str) -> str | None:
-        """The expression of the first ``Answer:`` line (or, after an IO prompt that ends in
-        ``Answer:``, the first line); None when there is none. Unchecked: the caller verifies."""
-        lines = [ln.strip() for ln in text.splitlines()]
-        found = next((m.group(1) for ln in lines if (m := _ANSWER_LINE.match(ln))), None)
+        """The answer of ``text`` as every reader of this project finds it
+        (``verifiers.arithmetic.read_expression``: the last marked answer, ``Answer:`` line or tag,
+        else the last line of arithmetic that is not a step; after an IO prompt that ends in
+        ``Answer:``, that is the first line); None when there is none. A stated ``= 24`` is
+        dropped, a wrong stated result kept so that the check can say so. Unchecked: the caller
+        verifies."""
+        found = read_expression(text)
         if found is None:
-            first = next((ln for ln in lines if ln), "")
-            if not first or "left" in first.lower() or first.lower().startswith(("input", "steps")):
-                return None
-            found = first
-        lhs, eq, rhs = found.strip().partition("=")
-        # Keep a wrong stated result, so the check can say so; drop a correct "= 24".
-        expr = lhs.strip() if eq and rhs.strip() == str(TARGET) else found.strip()
+            return None
+        lhs, eq, rhs = found.partition("=")
+        expr = lhs.strip() if eq and rhs.strip() == str(TARGET) else found
         return expr[:300] or None
 
     def chain_thoughts(self, puzzle: str, text: str) -> list[Thought]:

@@ -6,11 +6,12 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from verifiers.arithmetic import format_number
+from verifiers.arithmetic import MAX_PUZZLE_NUMBER, format_number, parse_puzzle
 from verifiers.verdict import Solved, Valid, Verdict
 
 TARGET = 24
-MAX_INPUT = 1000
+MAX_INPUT = MAX_PUZZLE_NUMBER
+__all__ = ["MAX_INPUT", "TARGET", "State24", "apply_step", "parse_puzzle", "root_state", "wrap"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,24 +25,6 @@ class State24:
 
     def text(self) -> str:
         return " ".join(format_number(n) for n in self.numbers)
-
-
-def parse_puzzle(text: str) -> tuple[int, ...]:
-    """Four whole numbers separated by spaces or commas; ValueError with a one-line reason."""
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("empty puzzle: give four whole numbers, e.g. \"4 9 10 13\"")
-    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
-    if len(parts) != 4:
-        raise ValueError(f"a Game-of-24 puzzle has four numbers; got {len(parts)} in {text.strip()[:40]!r}")
-    nums = []
-    for p in parts:
-        if not re.fullmatch(r"[0-9]{1,4}", p):
-            raise ValueError(f"{p[:20]!r} is not a whole number between 0 and {MAX_INPUT}")
-        v = int(p)
-        if v > MAX_INPUT:
-            raise ValueError(f"{v} is larger than {MAX_INPUT}")
-        nums.append(v)
-    return tuple(nums)
 
 
 def wrap(expr: str) -> str:

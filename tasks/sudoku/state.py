@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tasks.sudoku import prompts
-from verifiers.sudoku import Board, box_shape, parse_board, rule_break, uses_boxes
+from verifiers.sudoku import Board, box_shape, read_givens, uses_boxes
+
+__all__ = ["SudokuState", "prompt_rules", "read_givens"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,15 +18,6 @@ class SudokuState:
     board: Board
     givens: Board
     steps: int = field(default=0, compare=False)
-
-
-def read_givens(puzzle: str, boxes: bool) -> Board:
-    """The puzzle's board; ValueError with a one-line reason when it is unreadable or breaks a rule."""
-    board = parse_board(puzzle)
-    problem = rule_break(board, boxes)
-    if problem is not None:
-        raise ValueError(f"the puzzle itself breaks a rule: {problem}")
-    return board
 
 
 def prompt_rules(n: int, boxes: bool) -> str:
