@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from solver.lm.adapters import SHIPPED, Adapter, read_adapter, resolve_adapter, trained_for
+from solver.lm.adapters import SHIPPED, Adapter, AdapterError, read_adapter, resolve_adapter, trained_for
 from solver.lm.base import LMError
 from solver.lm.client import LMClient
 from solver.run import SearchSettings, Settings, solve
@@ -24,10 +24,11 @@ from tasks.game24.task import Game24
 from tests.fakes import ScriptedBackend
 
 
-def _adapter_files(tmp_path: Path, manifest: dict[str, Any] | None, body: bytes = b"GGUF" + bytes(60),
+def _adapter_files(tmp_path: Path, manifest: dict[str, Any] | None, body: bytes | None = None,
                    name: str = "mine") -> Path:
+    """An adapter file (the shipped adapter's bytes unless ``body``) with ``manifest`` beside it."""
     path = tmp_path / f"{name}.gguf"
-    path.write_bytes(body)
+    path.write_bytes((SHIPPED / "game24.gguf").read_bytes() if body is None else body)
     if manifest is not None:
         path.with_suffix(".json").write_text(json.dumps(manifest), encoding="utf-8")
     return path
@@ -47,26 +48,39 @@ def test_read_adapter_reads_the_manifest_and_hashes_the_file(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("manifest, body, says", [
-    (None, b"GGUF" + bytes(8), "no manifest"),
-    ({"trained_for": ["value"]}, b"NOTGGUF", "not a GGUF"),
-    ({"trained_for": ["everything"]}, b"GGUF", "trained_for"),
-    ({"trained_for": "value"}, b"GGUF", "trained_for"),
-    ({"trained_for": ["value"], "sha256": "00" * 32}, b"GGUF", "does not match"),
-    ([1, 2], b"GGUF", "not readable"),
+    (None, None, "no manifest"),
+    ({"trained_for": ["value"]}, b"NOTGGUF", "does not start with GGUF"),
+    ({"trained_for": ["value"]}, b"GGUF" + bytes(60), "GGUF version 0"),
+    ({"trained_for": ["everything"]}, None, "trained_for"),
+    ({"trained_for": "value"}, None, "trained_for"),
+    ({"trained_for": [["value"]]}, None, "trained_for"),
+    ({"trained_for": ["value"], "task": 24}, None, "task must be"),
+    ({"trained_for": ["value"], "base_model": {"sha256": 1}}, None, "base_model.sha256"),
+    ({"trained_for": ["value"], "sha256": "00" * 32}, None, "does not match"),
+    ([1, 2], None, "not readable"),
 ])
-def test_a_bad_adapter_is_one_line_error(tmp_path: Path, manifest: Any, body: bytes, says: str) -> None:
-    path = tmp_path / "bad.gguf"
-    path.write_bytes(body)
-    if manifest is not None:
-        path.with_suffix(".json").write_text(json.dumps(manifest), encoding="utf-8")
-    with pytest.raises(LMError, match=says) as err:
+def test_a_bad_adapter_is_one_line_error(tmp_path: Path, manifest: Any, body: bytes | None, says: str) -> None:
+    path = _adapter_files(tmp_path, manifest, body, name="bad")
+    with pytest.raises(AdapterError, match=says) as err:
         read_adapter(path)
     assert "\n" not in str(err.value)
+    assert isinstance(err.value, LMError) and isinstance(err.value, ValueError)  # exit 2 on the command line
 
 
 def test_a_missing_adapter_file(tmp_path: Path) -> None:
-    with pytest.raises(LMError, match="no such adapter"):
+    with pytest.raises(AdapterError, match="no such adapter"):
         read_adapter(tmp_path / "nothing.gguf")
+    (tmp_path / "dir.gguf").mkdir()
+    with pytest.raises(AdapterError, match="is a directory"):
+        read_adapter(tmp_path / "dir.gguf")
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
+def test_an_unreadable_adapter_file() -> None:
+    """/proc/self/mem is a file whose first bytes cannot be read (EIO), even for root."""
+    with pytest.raises(AdapterError, match="cannot be read") as err:
+        read_adapter("/proc/self/mem")
+    assert "\n" not in str(err.value)
 
 
 def test_resolve(tmp_path: Path) -> None:
@@ -153,20 +167,29 @@ def test_an_adapter_path_with_a_server_is_read_before_any_request(capsys: pytest
     code = main(["solve", "game24", "4 9 10 13", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
                  "--adapter", "some.gguf"])
     err = capsys.readouterr().err
-    assert code == 3 and "no such adapter file" in err and err.count("\n") == 1
+    assert code == 2 and "no such adapter file" in err and err.count("\n") == 1
 
 
-def test_an_unknown_adapter_file_is_a_model_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code = main(["solve", "game24", "4 9 10 13", "--adapter", str(tmp_path / "none.gguf")])
+@pytest.mark.parametrize("name, says", [("none.gguf", "no such adapter file"), ("dir.gguf", "is a directory"),
+                                        ("cut.gguf", "not a LoRA adapter llama.cpp can load"),
+                                        ("/proc/self/mem", "cannot be read")])
+def test_a_bad_adapter_path_is_the_users_input(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str,
+                                               says: str) -> None:
+    """Exit 2 and one line (the user named the file), not exit 3 (a fault of the program or model)."""
+    if name.startswith("/proc") and not Path(name).exists():
+        pytest.skip("needs Linux's /proc/self/mem")
+    (tmp_path / "dir.gguf").mkdir()
+    _adapter_files(tmp_path, {"trained_for": ["value"]}, (SHIPPED / "game24.gguf").read_bytes()[:1024], name="cut")
+    code = main(["solve", "game24", "4 9 10 13", "--adapter", str(tmp_path / name)])
     err = capsys.readouterr().err
-    assert code == 3 and "no such adapter file" in err and err.count("\n") == 1
+    assert code == 2 and says in err and err.count("\n") == 1 and err.startswith("tot: error:"), err
 
 
 def test_an_adapter_for_another_base_model_is_refused_before_loading() -> None:
     from solver.lm.local import LocalBackend
 
     other = Adapter(Path("x.gguf"), "cd" * 32, "game24", frozenset({"value"}), "00" * 32)
-    with pytest.raises(LMError, match="trained on another model"):
+    with pytest.raises(AdapterError, match="trained on another model"):
         LocalBackend(adapter=other)
-    with pytest.raises(LMError, match="trained on another model"):
+    with pytest.raises(AdapterError, match="trained on another model"):
         LocalBackend(adapter=Adapter(Path("x.gguf"), "cd" * 32, "game24", frozenset({"value"}), None))

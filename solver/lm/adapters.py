@@ -25,13 +25,21 @@ from typing import Any, Protocol, runtime_checkable
 
 from solver.lm.base import LMError
 from solver.lm.cache import cache_dir
+from solver.lm.gguf_check import GGUFError, GGUFFile, LoraInfo, check_fits, check_lora, read_gguf
 
-__all__ = ["Adapter", "AdapterBackend", "SHIPPED", "adapter_of", "file_sha256", "read_adapter", "resolve_adapter",
-           "trained_for"]
+__all__ = ["Adapter", "AdapterBackend", "AdapterError", "SHIPPED", "adapter_of", "check_adapter_fits", "file_sha256",
+           "read_adapter", "resolve_adapter", "trained_for"]
 
 SHIPPED = Path(__file__).resolve().parent / "adapters"
 MAX_MANIFEST = 1 << 20
 KINDS = ("value", "step")
+
+
+class AdapterError(LMError, ValueError):
+    """The adapter file a user named cannot be used: missing, unreadable, not a LoRA adapter llama.cpp
+    can load, made for another model, or its manifest is wrong. A ValueError as well as an LMError:
+    the command line reports it as the user's input (exit 2), and code that catches LMError from
+    model set-up still does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,17 +113,19 @@ def file_sha256(path: Path) -> str:
 
 
 def read_adapter(path: str | Path) -> Adapter:
-    """The adapter at ``path`` (a ``.gguf`` LoRA with ``NAME.json`` beside it); LMError (one
-    line) when either is missing, unreadable or not an adapter."""
+    """The adapter at ``path`` (a ``.gguf`` LoRA with ``NAME.json`` beside it); AdapterError (one
+    line) when either is missing or unreadable, the file is not a LoRA adapter llama.cpp can load
+    (solver/lm/gguf_check.py: header, keys, tensor table and data layout, read with bounded reads),
+    or the manifest is wrong."""
     p = Path(path)
+    if p.is_dir():
+        raise AdapterError(f"the adapter {p} is a directory, not a GGUF file")
     if not p.is_file():
-        raise LMError(f"no such adapter file: {p}")
-    with open(p, "rb") as f:
-        if f.read(4) != b"GGUF":
-            raise LMError(f"{p} is not a GGUF file")
+        raise AdapterError(f"no such adapter file: {p}")
+    lora_info(p)
     side = p.with_suffix(".json")
     if not side.is_file():
-        raise LMError(f"the adapter {p.name} has no manifest {side.name} beside it (tot train writes both)")
+        raise AdapterError(f"the adapter {p.name} has no manifest {side.name} beside it (tot train writes both)")
     try:
         if side.stat().st_size > MAX_MANIFEST:
             raise ValueError("larger than 1 MiB")
@@ -123,15 +133,57 @@ def read_adapter(path: str | Path) -> Adapter:
         if not isinstance(manifest, dict):
             raise ValueError("not a JSON object")
     except (OSError, ValueError) as exc:
-        raise LMError(f"the adapter manifest {side} is not readable: {exc}") from None
+        raise AdapterError(f"the adapter manifest {side} is not readable: {exc}") from None
     kinds = manifest.get("trained_for", [])
-    if not isinstance(kinds, list) or not all(k in KINDS for k in kinds):
-        raise LMError(f"{side}: trained_for must list some of {', '.join(KINDS)}")
-    digest = file_sha256(p)
+    if not isinstance(kinds, list) or not all(isinstance(k, str) and k in KINDS for k in kinds):
+        raise AdapterError(f"{side}: trained_for must list some of {', '.join(KINDS)}")
+    task = manifest.get("task")
+    if task is not None and not isinstance(task, str):
+        raise AdapterError(f"{side}: task must be a task's name")
+    try:
+        digest = file_sha256(p)
+    except OSError as exc:
+        raise AdapterError(f"the adapter {p} cannot be read: {exc.strerror or exc}") from None
     if manifest.get("sha256") not in (None, digest):
-        raise LMError(f"{p} does not match the sha256 its manifest records")
+        raise AdapterError(f"{p} does not match the sha256 its manifest records")
     base = manifest.get("base_model", {}).get("sha256") if isinstance(manifest.get("base_model"), dict) else None
-    return Adapter(p, digest, manifest.get("task"), frozenset(kinds), base, bool(manifest.get("default")), manifest)
+    if base is not None and not isinstance(base, str):
+        raise AdapterError(f"{side}: base_model.sha256 must be a sha256")
+    return Adapter(p, digest, task, frozenset(kinds), base, bool(manifest.get("default")), manifest)
+
+
+def lora_info(path: Path) -> LoraInfo:
+    """What solver/lm/gguf_check.py finds in the adapter file at ``path``: AdapterError with its
+    reason when llama.cpp should not be given it."""
+    try:
+        return check_lora(read_gguf(path))
+    except GGUFError as exc:
+        raise AdapterError(f"the adapter {path} is not a LoRA adapter llama.cpp can load: {exc}") from None
+    except OSError as exc:
+        raise AdapterError(f"the adapter {path} cannot be read: {exc.strerror or exc}") from None
+
+
+_bases: dict[tuple[str, int, int], GGUFFile] = {}  # the model files read here: (path, size, mtime) -> table
+
+
+def check_adapter_fits(adapter: Adapter, model: Path) -> None:
+    """AdapterError unless the adapter file fits the GGUF model at ``model`` (its architecture, and
+    each LoRA pair a tensor of the model with the shapes llama.cpp requires); an LMError when the
+    model file itself cannot be read as GGUF. Pure Python, before llama.cpp sees the adapter."""
+    info = lora_info(adapter.path)
+    try:
+        st = model.stat()
+        key = (str(model.resolve()), st.st_size, st.st_mtime_ns)
+        if key not in _bases:
+            _bases.clear()  # one model per process, in practice
+            _bases[key] = read_gguf(model)
+        base = _bases[key]
+    except (OSError, GGUFError) as exc:
+        raise LMError(f"the model {model} cannot be read as GGUF: {exc}") from None
+    try:
+        check_fits(info, base)
+    except GGUFError as exc:
+        raise AdapterError(f"the adapter {adapter.path.name} does not fit the model {model.name}: {exc}") from None
 
 
 def shipped(task: str | None) -> Path | None:
@@ -156,5 +208,5 @@ def resolve_adapter(setting: str, task: str | None, *, default_model: bool) -> A
         return adapter if adapter.default else None
     adapter = read_adapter(setting)
     if task and adapter.task not in (None, task):
-        raise LMError(f"the adapter {adapter.path.name} was trained for {adapter.task}, not {task}")
+        raise AdapterError(f"the adapter {adapter.path.name} was trained for {adapter.task}, not {task}")
     return adapter

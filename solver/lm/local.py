@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Sequence
 
-from solver.lm.adapters import Adapter
+from solver.lm.adapters import Adapter, AdapterError
 from solver.lm.base import Completion, GenParams, LMError
 from solver.lm.cache import cache_dir
 from solver.lm.startup_check import check_runtime
@@ -127,10 +128,13 @@ def model_context(path: str | Path) -> int | None:
 
 
 _LOG_CALLBACK: Any = None
+_LOG_ERROR = 4  # GGML_LOG_LEVEL_ERROR
+_last_error: list[str] = [""]  # llama.cpp's last error line (why it refused an adapter)
 
 
 def _silence_llama_log() -> None:
-    """llama.cpp prints notices to stderr even with verbose=False; keep the CLI output clean."""
+    """llama.cpp prints notices to stderr even with verbose=False; keep the CLI output clean (its
+    last error line is kept, to say why an adapter did not load)."""
     global _LOG_CALLBACK
     if _LOG_CALLBACK is not None:
         return
@@ -138,7 +142,8 @@ def _silence_llama_log() -> None:
 
     @llama_cpp.llama_log_callback  # type: ignore[misc]
     def _quiet(level: int, text: bytes, user_data: Any) -> None:
-        return None
+        if level == _LOG_ERROR and text and text.strip():
+            _last_error[0] = text.decode("utf-8", "replace").strip().splitlines()[-1][:300]
 
     _LOG_CALLBACK = _quiet
     llama_cpp.llama_log_set(_LOG_CALLBACK, None)
@@ -185,9 +190,10 @@ def load_llama(path: str | Path, *, n_ctx: int, threads: int, logits_all: bool,
         original = _internals.LlamaModel
         _internals.LlamaModel = _without_extra_buffer_types()  # type: ignore[misc]
         try:
+            # The adapter is applied below, not with Llama(lora_path=...); the model is read without
+            # mmap with an adapter, as Llama() does when it is given one.
             llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                        logits_all=logits_all, seed=0, verbose=False,
-                        lora_path=str(lora_path) if lora_path is not None else None)
+                        logits_all=logits_all, seed=0, verbose=False, use_mmap=lora_path is None)
         except ValueError as exc:  # llama-cpp-python's "Failed to load model from file: ..."
             raise LMError(str(exc).splitlines()[0] if str(exc) else "the model did not load") from None
         finally:
@@ -197,7 +203,42 @@ def load_llama(path: str | Path, *, n_ctx: int, threads: int, logits_all: bool,
         llm.close()
         raise LMError("llama-cpp-python loaded the model with extra buffer types on, which crashes on "
                       "AMX CPUs; report this with your llama-cpp-python version")
+    if lora_path is not None:
+        _apply_lora(llm, Path(lora_path))
     return llm
+
+
+def _apply_lora(llm: Any, path: Path) -> None:
+    """Load the LoRA adapter at ``path`` and set it on ``llm``'s context, as ``Llama(lora_path=...)``
+    does, but refusing an adapter llama.cpp did not load. llama-cpp-python 0.3 tests the pointer
+    llama.cpp returns with ``is None``, which a NULL pointer of its ctypes type passes, and sets
+    the NULL adapter on the context: the first decode then crashes the process (SIGSEGV).
+    AdapterError (closing ``llm``) when llama.cpp refuses the file."""
+    import ctypes
+
+    import llama_cpp
+
+    with _LOAD_LOCK:
+        _last_error[0] = ""
+        adapter = llama_cpp.llama_adapter_lora_init(llm._model.model, str(path).encode("utf-8"))
+        why = re.sub(r"^\w+: ", "", _last_error[0])  # without the C function's name
+    if not adapter:  # NULL: llama.cpp refused the file
+        llm.close()
+        raise AdapterError(f"llama.cpp did not load the adapter {path.name}" + (f": {why}" if why else ""))
+
+    def free() -> None:
+        if llm._lora_adapter is not None:
+            llama_cpp.llama_adapter_lora_free(llm._lora_adapter)
+            llm._lora_adapter = None
+
+    llm._lora_adapter = adapter
+    llm.lora_path = str(path)
+    llm._stack.callback(free)
+    adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(adapter)
+    scales = (ctypes.c_float * 1)(llm.lora_scale)
+    if llama_cpp.llama_set_adapters_lora(llm._ctx.ctx, adapters, 1, scales):
+        llm.close()
+        raise AdapterError(f"llama.cpp did not set the adapter {path.name} on the model")
 
 
 class LocalBackend:
@@ -235,11 +276,14 @@ class LocalBackend:
         if check:  # a native crash of llama.cpp becomes an LMError here, not a dead process later
             check_runtime(self.path, self.threads)
         if adapter is not None:  # after the start-up check: a model that does not load says so first
-            from solver.lm.adapters import file_sha256
+            from solver.lm.adapters import check_adapter_fits, file_sha256
 
             if adapter.base_sha256 is None or adapter.base_sha256 != file_sha256(self.path):
-                raise LMError(f"the adapter {adapter.path.name} was trained on another model than "
-                              f"{self.path.name} (its manifest names base sha256 {adapter.base_sha256})")
+                raise AdapterError(f"the adapter {adapter.path.name} was trained on another model than "
+                                   f"{self.path.name} (its manifest names base sha256 {adapter.base_sha256})")
+            check_adapter_fits(adapter, self.path)  # the file against the model, before llama.cpp sees it
+            if check:  # and loaded once with the model in a child process, as the model was
+                check_runtime(self.path, self.threads, adapter=adapter.path)
 
     def grammar_support(self) -> tuple[str, bool]:
         """The engine that follows a grammar here (llguidance or llama.cpp's sampler), and that it

@@ -11,8 +11,15 @@ This module is the parent's side only and imports no backend: ``LocalBackend`` c
 libraries, the model file (size and modification time), the CPU (its flags) and the platform, so
 it runs once per machine, model and runtime. A failure is not remembered: the next run checks again.
 
+With a LoRA adapter (``check_runtime(..., adapter=PATH)``, after the model's own check and after
+solver/lm/adapters.py has checked the file against the model), the child loads the model with the
+adapter, completes and scores with it: an adapter file that crashes llama.cpp, or that llama.cpp
+refuses, is a one-line AdapterError (the user's input, exit 2). Its success is remembered under a
+key that adds the adapter file (path, size, modification time).
+
 Test hook: the child (and only the child) reads ``TOT_STARTUP_CHECK_CRASH``; set to ``segv`` it
-kills itself with SIGSEGV before loading anything, as a crashing llama.cpp would.
+kills itself with SIGSEGV before loading anything, as a crashing llama.cpp would; set to
+``segv-adapter``, only when it is given an adapter.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from solver.lm.adapters import AdapterError
 from solver.lm.base import LMError
 from solver.lm.cache import cache_dir
 
@@ -77,7 +85,7 @@ def _runtime_identity() -> dict[str, Any]:
     return {"llama_cpp": getattr(llama_cpp, "__version__", "?"), "libs": libs}
 
 
-def check_key(model: Path) -> tuple[str, dict[str, Any]]:
+def check_key(model: Path, adapter: Path | None = None) -> tuple[str, dict[str, Any]]:
     st = model.stat()
     parts = {
         "runtime": _runtime_identity(),
@@ -85,6 +93,9 @@ def check_key(model: Path) -> tuple[str, dict[str, Any]]:
         "cpu": _cpu_identity(),
         "platform": [platform.platform(), platform.machine(), sys.version],
     }
+    if adapter is not None:
+        sa = adapter.stat()
+        parts["adapter"] = [str(adapter.resolve()), sa.st_size, sa.st_mtime_ns]
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:24]
     return digest, parts
 
@@ -125,12 +136,18 @@ def _signal_name(code: int) -> str:
         return f"signal {code}"
 
 
-def check_runtime(model: Path, threads: int) -> None:
-    """Return when this model runs with this llama.cpp on this CPU (checked once and remembered);
-    raise LMError with the cause and the fix otherwise."""
+def check_runtime(model: Path, threads: int, adapter: Path | None = None) -> None:
+    """Return when this model (with the LoRA ``adapter``, if given) runs with this llama.cpp on this
+    CPU (checked once and remembered); raise LMError with the cause and the fix otherwise, or
+    AdapterError when the adapter is what fails."""
     if not model.is_file():
         raise LMError(f"no such model file: {model}")
-    key, parts = check_key(model)
+    try:
+        key, parts = check_key(model, adapter)
+    except OSError as exc:
+        if adapter is None:
+            raise
+        raise AdapterError(f"the adapter {adapter} cannot be read: {exc.strerror or exc}") from None
     if key in _passed_here:
         return
     record_path = _record_path(key)
@@ -139,19 +156,28 @@ def check_runtime(model: Path, threads: int) -> None:
         return
     version = parts["runtime"]["llama_cpp"]
     start = time.perf_counter()
+    args = [str(model), str(threads)] + ([str(adapter)] if adapter is not None else [])
     try:
-        proc = subprocess.run([sys.executable, "-c", CHILD_CODE, str(model), str(threads)],
+        proc = subprocess.run([sys.executable, "-c", CHILD_CODE, *args],
                               capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S,
                               env={**os.environ, PATH_VAR: json.dumps(sys.path)}, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise LMError(f"the embedded model's start-up check did not finish in {TIMEOUT_S:.0f} s "
                       f"(llama-cpp-python {version}); the machine may be overloaded: try again") from None
     seconds = time.perf_counter() - start
+    lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+    if adapter is not None and proc.returncode < 0:  # the model alone passed its check: the adapter did this
+        raise AdapterError(f"the adapter {adapter.name} crashed llama.cpp ({_signal_name(-proc.returncode)}) "
+                           f"in its start-up check with llama-cpp-python {version}; it is not a LoRA adapter "
+                           f"this model can run")
+    if adapter is not None and proc.returncode != 0:
+        cause = lines[-1] if lines else f"exit status {proc.returncode}"
+        raise AdapterError(f"the adapter {adapter.name} failed its start-up check with llama-cpp-python "
+                           f"{version}: {cause}")
     if proc.returncode < 0:
         raise LMError(f"the embedded model crashed llama.cpp ({_signal_name(-proc.returncode)}) in its start-up "
                       f"check with llama-cpp-python {version} on this CPU; fix: {FIX}")
     if proc.returncode != 0:
-        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
         cause = lines[-1] if lines else f"exit status {proc.returncode}"
         raise LMError(f"the embedded model failed its start-up check with llama-cpp-python {version}: {cause}")
     _remember(record_path, {"passed": True, "seconds": round(seconds, 2),
