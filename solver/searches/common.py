@@ -208,7 +208,8 @@ def _fits(value: object, hint: Any) -> bool:
     if hint is int:
         return type(value) is int and -_MAX_INT < value < _MAX_INT
     if hint is float:
-        return type(value) in (int, float) and -_MAX_INT < value < _MAX_INT  # inf and NaN fail
+        # inf and NaN fail the bounds; a bool is not a number here
+        return isinstance(value, (int, float)) and type(value) is not bool and -_MAX_INT < value < _MAX_INT
     if hint is str:
         return isinstance(value, str)
     return True
