@@ -28,7 +28,7 @@ the batch. Workers keep what they load (a task, a model) for their next units: s
 
 from __future__ import annotations
 
-import concurrent.futures as cf
+import atexit
 import ctypes
 import multiprocessing
 import os
@@ -41,6 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from multiprocessing.connection import wait as mp_wait
 from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
@@ -188,17 +189,66 @@ def _worker_init(parent: int, death_signal: bool) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), name="tot-watch-parent", daemon=True).start()
 
 
+def _serve(conn: Any, parent: int, death_signal: bool) -> None:
+    """A worker: ``(fn, args)`` in, ``_call``'s pair out, until ``None`` or its driver's end closes."""
+    _worker_init(parent, death_signal)
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        except Exception as exc:  # noqa: BLE001 - a unit that cannot be read here (its module does not import)
+            conn.send((False, _one_line(exc)))
+            continue
+        if job is None:
+            return
+        result = _call(*job)
+        try:
+            conn.send(result)
+        except (EOFError, OSError):
+            return
+        except Exception as exc:  # noqa: BLE001 - the value cannot travel back (not picklable): the unit's error
+            conn.send((False, _one_line(exc)))
+
+
+@dataclass(eq=False, slots=True)  # compared and hashed by identity
+class _Worker:
+    proc: Any  # multiprocessing's SpawnProcess
+    conn: Any  # the driver's end of the worker's own pipe
+    unit: Unit | None = None  # the unit it runs
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+
+
+_LIVE: set[_Worker] = set()  # every worker not yet stopped, killed at exit if a driver forgot close()
+
+
+@atexit.register
+def _kill_left_workers() -> None:
+    for w in list(_LIVE):
+        w.kill()
+        _LIVE.discard(w)
+
+
+def _died(n: int) -> str:
+    return f"its worker process died {n} time(s) (killed, or out of memory)"
+
+
 class LocalProcesses:
-    """``workers`` spawned processes on this machine. At most ``workers`` units are handed out at
-    once, so the units in flight when a worker dies are the ones it may have been running; each
-    of them is tried again (``retries`` times at most) in a new pool.
+    """``workers`` spawned processes on this machine, each with a pipe of its own to the driver
+    (so a worker killed while it sends leaves nothing half-read behind for the others). A worker
+    runs one unit at a time; one that dies (its pipe ends) takes its unit with it, which is tried
+    again (``retries`` times at most) in a new worker; the others go on.
 
     A worker dies with its driver (``_worker_init``). While ``run`` waits, SIGINT (Ctrl-C) only
     marks the batch interrupted (run from the main thread): within ``INTERRUPT_POLL_S`` the units
-    that finished are handed back, the workers are killed and ``KeyboardInterrupt`` is raised;
-    while the caller handles an outcome, SIGINT raises at once, as Python's own handler does. A
-    batch left early (Ctrl-C, or the caller's exception) kills its workers instead of waiting for
-    the units they run."""
+    that finished are handed back, the workers still running units are killed and
+    ``KeyboardInterrupt`` is raised; while the caller handles an outcome, SIGINT raises at once,
+    as Python's own handler does. A batch left early (Ctrl-C, or the caller's exception) kills the
+    workers still running its units instead of waiting for them."""
 
     def __init__(self, workers: int, retries: int = DEFAULT_RETRIES) -> None:
         if workers < 1:
@@ -211,31 +261,31 @@ class LocalProcesses:
         if workers > cores:
             print(f"tot: --jobs {workers} runs more workers than this machine's {cores} cores: they share them, "
                   "so times measure the sharing", file=sys.stderr, flush=True)
-        self._pool: cf.ProcessPoolExecutor | None = None
-        self._running = False  # a batch is under way (its generator not finished)
+        self._idle: list[_Worker] = []  # kept between batches: they keep what they loaded
+        self._busy: dict[Any, _Worker] = {}  # by the driver's end of their pipe
 
-    def _new_pool(self) -> cf.ProcessPoolExecutor:
+    def _start(self) -> _Worker:
+        ctx = multiprocessing.get_context("spawn")
+        mine, theirs = ctx.Pipe(duplex=True)
         # The parent-death signal follows the thread that started the worker: asked for only when
         # that is the main thread, which lives as long as the driver.
         main = threading.current_thread() is threading.main_thread()
-        return cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=_worker_init, initargs=(os.getpid(), main))
+        proc = ctx.Process(target=_serve, args=(theirs, os.getpid(), main), name="tot-worker")
+        proc.start()
+        theirs.close()  # the worker holds the only writing end: its death is the end of the pipe
+        w = _Worker(proc, mine)
+        _LIVE.add(w)
+        return w
 
-    def _kill_pool(self) -> None:
-        """Kill the workers (units still running in them are dropped) and let the pool go."""
-        pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            if proc.is_alive():
-                proc.kill()
-        pool.shutdown(wait=True, cancel_futures=True)
+    def _drop(self, w: _Worker) -> None:
+        w.kill()
+        _LIVE.discard(w)
 
     def run(self, fn: Callable[..., Any], units: Iterable[Unit]) -> Iterator[Outcome]:
         waiting = list(units)
         waiting.reverse()  # pop() takes them in the given order
         tries: dict[str, int] = {}
-        running: dict[cf.Future[tuple[bool, Any]], Unit] = {}
+        busy = self._busy
         state = {"interrupted": False, "in_caller": False, "over": False}
 
         def on_sigint(signum: int, frame: FrameType | None) -> None:
@@ -250,70 +300,99 @@ class LocalProcesses:
                 previous = None
             else:
                 signal.signal(signal.SIGINT, on_sigint)
-        self._running = True
         try:
-            while waiting or running:
-                if self._pool is None:
-                    self._pool = self._new_pool()
-                while waiting and len(running) < self.workers and not state["interrupted"]:
+            while waiting or busy:
+                outcomes: list[Outcome] = []
+                while waiting and len(busy) < self.workers and not state["interrupted"]:
                     unit = waiting.pop()
-                    tries[unit.key] = tries.get(unit.key, 0) + 1
-                    running[self._pool.submit(_call, fn, unit.args)] = unit
-                done: set[cf.Future[tuple[bool, Any]]] = set()
-                while not done and not state["interrupted"]:
-                    done, _ = cf.wait(running, timeout=INTERRUPT_POLL_S, return_when=cf.FIRST_COMPLETED)
-                if state["interrupted"]:  # what finished is handed back; the rest is not an outcome
-                    done = {f for f in running if f.done()}
-                elif any(isinstance(f.exception(), cf.process.BrokenProcessPool) for f in done):
-                    done, _ = cf.wait(running)  # the pool is gone: every unit in it ends now
-                    self._pool.shutdown(wait=True, cancel_futures=True)
-                    self._pool = None
-                for fut in done:
-                    unit = running.pop(fut)
-                    n = tries[unit.key]
-                    exc = None if fut.cancelled() else fut.exception()
-                    if fut.cancelled() or state["interrupted"] and exc is not None and (
-                            isinstance(exc, cf.process.BrokenProcessPool) or not isinstance(exc, Exception)):
-                        continue  # not a finished unit: a rerun tries it again
-                    if isinstance(exc, cf.process.BrokenProcessPool):
+                    tries[unit.key] = n = tries.get(unit.key, 0) + 1
+                    w = self._idle.pop() if self._idle else self._start()
+                    try:
+                        w.conn.send((fn, unit.args))
+                    except (EOFError, OSError):  # it died while idle: as if it died running the unit
+                        self._drop(w)
                         if n > self.retries:
-                            outcome = Outcome(unit, error=f"its worker process died {n} time(s) (killed, or out "
-                                                          "of memory)", attempts=n)
+                            outcomes.append(Outcome(unit, error=_died(n), attempts=n))
                         else:
-                            waiting.append(unit)  # next, in a new pool
-                            continue
-                    elif exc is not None:  # the unit ran, but its value could not come back (not picklable)
-                        outcome = Outcome(unit, error=_one_line(exc), attempts=n)
-                    else:
-                        ok, value = fut.result()
-                        outcome = Outcome(unit, value if ok else None, None if ok else value, n)
+                            waiting.append(unit)
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - the unit cannot be sent (not picklable)
+                        self._idle.append(w)
+                        outcomes.append(Outcome(unit, error=_one_line(exc), attempts=n))
+                        continue
+                    w.unit = unit
+                    busy[w.conn] = w
+                ready: list[Any] = []
+                if busy and not outcomes:
+                    sentinels = {w.proc.sentinel: w for w in busy.values()}
+                    while not ready and not state["interrupted"]:
+                        ready = mp_wait([*busy, *sentinels], timeout=INTERRUPT_POLL_S)
+                    if state["interrupted"]:  # what finished is handed back; the rest is not an outcome
+                        ready = mp_wait([*busy, *sentinels], timeout=0)
+                    finished = {id(w): w for w in (busy.get(r) or sentinels[r] for r in ready)}
+                    for w in finished.values():
+                        outcome = self._collect(w, tries, waiting, state["interrupted"])
+                        if outcome is not None:
+                            outcomes.append(outcome)
+                for outcome in outcomes:
                     state["in_caller"] = True
                     try:
                         yield outcome
                     finally:
                         state["in_caller"] = False
                 if state["interrupted"]:
-                    raise KeyboardInterrupt
-            if state["interrupted"]:  # after the last unit: still an interrupt
+                    break
+            if state["interrupted"]:
                 raise KeyboardInterrupt
         finally:
             state["over"] = True
-            self._running = False
             if previous is not None and threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGINT, previous)
-            if running:  # left early: the units still running are not waited for
-                for fut in running:
-                    fut.cancel()
-                self._kill_pool()
+            for w in list(busy.values()):  # left early: the units still running are not waited for
+                del busy[w.conn]
+                self._drop(w)
+
+    def _collect(self, w: _Worker, tries: dict[str, int], waiting: list[Unit], interrupted: bool) -> Outcome | None:
+        """The outcome of the unit ``w`` ran, None where it has none (yet): its worker died and
+        it goes back to ``waiting``, or the batch was interrupted."""
+        unit = w.unit
+        assert unit is not None
+        del self._busy[w.conn]
+        n = tries[unit.key]
+        try:
+            if not w.conn.poll():  # its process ended without a word
+                raise EOFError
+            ok, value = w.conn.recv()
+        except (EOFError, OSError):  # the worker died (killed, out of memory), maybe halfway through its answer
+            self._drop(w)
+            if interrupted:
+                return None
+            if n > self.retries:
+                return Outcome(unit, error=_died(n), attempts=n)
+            waiting.append(unit)  # next, in a new worker
+            return None
+        except Exception as exc:  # noqa: BLE001 - its value came back but cannot be read here
+            ok, value = False, _one_line(exc)
+        w.unit = None
+        self._idle.append(w)
+        return Outcome(unit, value if ok else None, None if ok else value, n)
 
     def close(self) -> None:
-        """Let the workers go; in the middle of a batch (the caller's exception, Ctrl-C while it
-        handled an outcome) they are killed, not waited for."""
-        if self._running:
-            self._kill_pool()
-        elif self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        """Let the workers go: idle ones are asked to stop (and killed if they do not within 5 s);
+        in the middle of a batch (the caller's exception, Ctrl-C while it handled an outcome), those
+        running units are killed, not waited for."""
+        for w in list(self._busy.values()):
+            self._drop(w)
+        self._busy.clear()
+        idle, self._idle = self._idle, []
+        for w in idle:
+            try:
+                w.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for w in idle:
+            w.proc.join(timeout=5)
+            self._drop(w)
 
 
 # --- a Ray cluster -------------------------------------------------------------------------
