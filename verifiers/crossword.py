@@ -10,12 +10,13 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from verifiers.answers import find_answer, read_block
 from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid
 
 __all__ = ["BLOCK", "BoardScore", "Crossing", "EMPTY", "FILL_LEVELS", "FillLevel", "Fillability", "Grid",
            "LAYOUT_5X5", "Layout", "Slot", "WordIndex", "arc_domains", "check_word", "consistent", "fillability",
-           "parse_answer", "parse_board", "report_grid", "report_rules", "score_board"]
+           "parse_answer", "parse_board", "read_grid", "report_grid", "report_rules", "score_board"]
 
 EMPTY = "_"
 BLOCK = "#"
@@ -422,3 +423,18 @@ def report_grid(answer: str, key: str | None, lexicon: object | None,
         checks.append(Check(f"matches the answer key {len(right)}/{len(layout.slots)}", not wrong,
                             ("wrong: " + " ".join(wrong)) if wrong else ""))
     return AnswerReport(rules, tuple(checks))
+
+
+def read_grid(text: str, layout: Layout = LAYOUT_5X5) -> str | None:
+    """The grid a model's text answers with, as the text ``report_grid`` reads, or None
+    (``verifiers.answers``: inside tags, all of it; after ``Answer:``, its line or the n lines
+    starting there; unmarked, the last line or n lines that read as a grid, a line alone first).
+    The one answer reader of the crosswords: the rewards and ``tot verify``."""
+    def read(block: str) -> str | None:
+        try:
+            parse_answer(block, layout)
+        except ValueError:
+            return None
+        return block
+
+    return read_block(find_answer(text), layout.n, read) if isinstance(text, str) else None

@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from verifiers.answers import find_answer
 from verifiers.pddl_model import Atom, Literal, Problem, Schema, atom_text
 from verifiers.report import AnswerReport, Check
 
 __all__ = ["GroundAction", "MAX_PLAN_CHARS", "MAX_PLAN_STEPS", "PlanResult", "State", "apply", "binding",
-           "failed_precondition", "goal_holds", "parse_action", "parse_plan", "plan_is_optimal", "report_plan",
-           "simulate", "unmet_goals"]
+           "failed_precondition", "goal_holds", "parse_action", "parse_plan", "plan_is_optimal", "read_plan",
+           "report_plan", "simulate", "unmet_goals"]
 
 State = frozenset[Atom]
 MAX_PLAN_CHARS = 200_000
@@ -187,3 +188,48 @@ def report_plan(problem: Problem, answer: str, optimum: int | None = None,
 def plan_is_optimal(report: AnswerReport) -> bool:
     """``report_plan``'s check against a known optimum passed (by length, or by total cost)."""
     return any(c.name in ("optimal length", "optimal cost") and c.passed is True for c in report.checks)
+
+
+def _action_line(line: str, actions: frozenset[str]) -> str | None:
+    """The line without list mark and comment when it is one action of the domain, else None."""
+    body = line.split(";", 1)[0].strip()
+    for mark in ("- ", "* ", "\u2022 "):
+        if body.startswith(mark):
+            body = body[len(mark):].strip()
+            break
+    try:
+        return body if body and parse_action(body).name in actions else None
+    except ValueError:
+        return None
+
+
+def read_plan(text: str, problem: Problem) -> str | None:
+    """The plan a model's text answers with (one action a line), or None. Where it is:
+    ``verifiers.answers``. Inside tags, every non-blank, non-comment line must be an action of the
+    domain; after ``Answer:``, the first run of action lines; unmarked, the last run (blank and
+    comment lines inside a run do not end it; any other line does). The one answer reader of
+    planning: the rewards and ``tot verify``."""
+    if not isinstance(text, str):
+        return None
+    actions = frozenset(s.name for s in problem.schemas)
+    found = find_answer(text)
+    lines = [line for line in found.lines if line.split(";", 1)[0].strip()]  # blank and comment lines skipped
+    if found.marker in ("tag", "boxed"):
+        read = [_action_line(line, actions) for line in lines]
+        return "\n".join(a for a in read if a is not None) if read and None not in read else None
+    runs: list[list[str]] = []
+    current: list[str] | None = None
+    for line in lines:
+        action = _action_line(line, actions)
+        if action is None:
+            current = None
+            continue
+        if current is None:
+            current = []
+            runs.append(current)
+            if found.marked and len(runs) > 1:
+                break
+        current.append(action)
+    if not runs:
+        return None
+    return "\n".join(runs[0] if found.marked else runs[-1])

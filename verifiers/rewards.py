@@ -18,10 +18,11 @@ Two kinds of bad input, two outcomes:
   are all silent zeros learns nothing and never says why; this one stops at its first call.
 
 Where the answer is and how it is read: ``verifiers.answers`` (``<answer>`` tags, ``\\boxed{}``,
-``Answer:`` lines; ``<think>`` is never read) and each task's own reader (``read_expression``,
-``parse_board``, ``parse_board`` of the crossword, ``parse_action``), the same ones ``tot verify``
-and the baselines use. The answer is read whole: anything on it outside the checker's notation
-makes it no answer. Model text is never evaluated.
+``Answer:`` lines; ``<think>`` is never read) and each task's own reader in its verifier module
+(``arithmetic.read_expression``, ``sudoku.read_board_answer``, ``crossword.read_grid``,
+``planning.read_plan``), the same ones ``tot verify`` and the baselines use. The answer is read
+whole: anything on it outside the checker's notation makes it no answer. Model text is never
+evaluated.
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ import json
 from functools import lru_cache
 from typing import Any, Callable
 
-from verifiers.answers import MAX_COMPLETION_CHARS, Found, completion_text, find_answer, read_block
+from verifiers.answers import MAX_COMPLETION_CHARS, completion_text
 from verifiers.arithmetic import parse_puzzle, read_expression, report_answer
-from verifiers.crossword import LAYOUT_5X5, report_grid
+from verifiers.crossword import LAYOUT_5X5, read_grid, report_grid
 from verifiers.crossword import parse_board as parse_crossword_board
 from verifiers.pddl_model import MAX_PDDL_CHARS, Problem, parse_problem
 from verifiers.pddl_text import split_puzzle
-from verifiers.planning import parse_action, report_plan
-from verifiers.sudoku import Board, parse_board, read_givens, report_solution
+from verifiers.planning import read_plan, report_plan
+from verifiers.sudoku import Board, read_board_answer, read_givens, report_solution
 
 __all__ = ["MAX_COMPLETION_CHARS", "REWARDS", "RewardConfigError", "crosswords", "game24", "planning", "sudoku"]
 
@@ -185,16 +186,6 @@ def _latin(entry: object) -> bool:
     return entry
 
 
-def _sudoku_board(found: Found, n: int) -> Board | None:
-    def read(block: str) -> Board | None:
-        try:
-            return parse_board(block, n)
-        except ValueError:
-            return None
-
-    return read_block(found, n, read)
-
-
 def sudoku(prompts: object = None, completions: object = None, **kwargs: Any) -> Rewards:
     """Sudoku: 1.0 when the answer is a complete n x n board that keeps every given of the
     puzzle and holds each digit 1..n once in every row, column and (standard rules, sizes 4, 6,
@@ -216,7 +207,7 @@ def sudoku(prompts: object = None, completions: object = None, **kwargs: Any) ->
     givens = _rows("sudoku", "puzzle", [(t, not latin[i]) for i, t in enumerate(texts)], lambda e: _givens(*e))
 
     def check(i: int, text: str) -> bool:
-        board = _sudoku_board(find_answer(text), len(givens[i]))
+        board = read_board_answer(text, len(givens[i]))
         return board is not None and report_solution(givens[i], board, not latin[i]).verified
 
     return _score(items, check)
@@ -254,15 +245,6 @@ def _puzzle_key(entry: object) -> str:
     raise ValueError('expected {"clues": [...], "board": "..."} or [clues, board]')
 
 
-def _grid_verified(text: str, key: str) -> bool:
-    """Whether the answer's grid (the first block that reads as one) matches ``key``."""
-    def read(block: str) -> bool | None:
-        report = report_grid(block, key, None)
-        return report.verified if report.checks[0].passed else None  # checks[0]: it reads as a grid
-
-    return read_block(find_answer(text), LAYOUT_5X5.n, read) is True
-
-
 def crosswords(prompts: object = None, completions: object = None, **kwargs: Any) -> Rewards:
     """Mini crosswords (5x5): 1.0 when the answer is a complete grid of letters A-Z whose across
     and down words agree at every crossing and whose ten words (h1-h5, v1-v5) all equal the answer
@@ -287,7 +269,8 @@ def crosswords(prompts: object = None, completions: object = None, **kwargs: Any
         keys = _rows("crosswords", "puzzle", _column("crosswords", kwargs, "puzzle", n), _puzzle_key)
 
     def check(i: int, text: str) -> bool:
-        return _grid_verified(text, keys[i])
+        grid = read_grid(text)
+        return grid is not None and report_grid(grid, keys[i], None).verified
 
     return _score(items, check)
 
@@ -303,46 +286,6 @@ def _puzzle_problem(entry: object) -> Problem:
     """The problem of a puzzle text made as ``tot solve planning`` makes it (``join_puzzle``)."""
     domain, problem = split_puzzle(_text_entry(entry, 2 * MAX_PDDL_CHARS))
     return _problem(domain, problem)
-
-
-def _action_line(line: str, actions: frozenset[str]) -> str | None:
-    """The line without list mark and comment when it is one action of the domain, else None."""
-    body = line.split(";", 1)[0].strip()
-    for mark in ("- ", "* ", "\u2022 "):
-        if body.startswith(mark):
-            body = body[len(mark):].strip()
-            break
-    try:
-        return body if body and parse_action(body).name in actions else None
-    except ValueError:
-        return None
-
-
-def _plan(text: str, problem: Problem) -> str | None:
-    """The answer's plan. Inside tags: every non-blank, non-comment line, each an action. After
-    ``Answer:``: the first run of action lines. Unmarked: the last run."""
-    actions = frozenset(s.name for s in problem.schemas)
-    found = find_answer(text)
-    lines = [line for line in found.lines if line.split(";", 1)[0].strip()]  # blank and comment lines skipped
-    if found.marker in ("tag", "boxed"):
-        read = [_action_line(line, actions) for line in lines]
-        return "\n".join(a for a in read if a is not None) if read and None not in read else None
-    runs: list[list[str]] = []
-    current: list[str] | None = None
-    for line in lines:
-        action = _action_line(line, actions)
-        if action is None:
-            current = None
-            continue
-        if current is None:
-            current = []
-            runs.append(current)
-            if found.marked and len(runs) > 1:
-                break
-        current.append(action)
-    if not runs:
-        return None
-    return "\n".join(runs[0] if found.marked else runs[-1])
 
 
 def planning(prompts: object = None, completions: object = None, **kwargs: Any) -> Rewards:
@@ -376,7 +319,7 @@ def planning(prompts: object = None, completions: object = None, **kwargs: Any) 
                          lambda e: _problem(_text_entry(e[0], limit), _text_entry(e[1], limit)))
 
     def check(i: int, text: str) -> bool:
-        plan = _plan(text, problems[i])
+        plan = read_plan(text, problems[i])
         return plan is not None and report_plan(problems[i], plan).verified
 
     return _score(items, check)

@@ -17,12 +17,13 @@ import random
 import re
 from typing import Iterator
 
+from verifiers.answers import find_answer, read_block
 from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 __all__ = ["BLANKS", "BOX_SHAPES", "Board", "MAX_SIZE", "blanks", "box_shape", "check_step", "completable",
-           "completable_csp", "count_solutions", "format_board", "parse_board", "read_givens", "report_solution",
-           "rule_break", "rules_text", "solutions", "uses_boxes", "verify_solution"]
+           "completable_csp", "count_solutions", "format_board", "parse_board", "read_board_answer", "read_givens",
+           "report_solution", "rule_break", "rules_text", "solutions", "uses_boxes", "verify_solution"]
 
 Board = tuple[tuple[int, ...], ...]
 
@@ -290,3 +291,16 @@ def read_givens(puzzle: str, boxes: bool) -> Board:
     if problem is not None:
         raise ValueError(f"the puzzle itself breaks a rule: {problem}")
     return board
+
+
+def read_board_answer(text: str, n: int) -> Board | None:
+    """The n x n board a model's text answers with, or None (``verifiers.answers``: inside tags or
+    a box, all of it; after ``Answer:``, its line or the n lines starting there; unmarked, the last
+    board, a line alone first). The one answer reader of Sudoku: the rewards and ``tot verify``."""
+    def read(block: str) -> Board | None:
+        try:
+            return parse_board(block, n)
+        except ValueError:
+            return None
+
+    return read_block(find_answer(text), n, read) if isinstance(text, str) else None

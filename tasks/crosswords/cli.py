@@ -9,7 +9,7 @@ from lexicon import build_lexicon, default_lexicon
 from tasks.crosswords.data import TEST_INDICES, Puzzle, default_data, load_puzzle_file, load_puzzles, parse_puzzle_text
 from tasks.crosswords.task import Crosswords, CrosswordState
 from tasks.datafiles import ascii_int
-from verifiers.crossword import FILL_LEVELS, parse_answer, score_board
+from verifiers.crossword import FILL_LEVELS, parse_answer, read_grid, score_board
 
 
 def parse_indices(text: str, count: int) -> list[int]:
@@ -164,8 +164,10 @@ class CrosswordsPlugin:
         if len(items) != 1:
             raise ValueError("verify checks one puzzle: give one --index")
         _pid, p = items[0]
-        parse_answer(" ".join(args.board))  # malformed: ValueError, exit status 2
-        report = Crosswords(default_lexicon()).report_answer(p.text(), " ".join(args.board))
+        given = " ".join(args.board)
+        answer = read_grid(given) or given  # read as the rewards read it (tags, Answer: line, rows)
+        parse_answer(answer)  # malformed: ValueError, exit status 2
+        report = Crosswords(default_lexicon()).report_answer(p.text(), answer)
         return report.verified, "\n".join(report.lines())
 
     def task_from_options(self, options: dict[str, Any]) -> Crosswords:

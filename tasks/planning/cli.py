@@ -16,7 +16,7 @@ from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_dire
 from tasks.planning.task import Planning
 from verifiers.pddl_model import parse_problem
 from verifiers.planner import BACKENDS, plan, planner_line, resolve
-from verifiers.planning import parse_plan, report_plan
+from verifiers.planning import parse_plan, read_plan, report_plan
 
 # Methods of this task beside the search methods: the model writes the problem (llmp) or the
 # plan (direct); "planner" runs the planner alone, no model.
@@ -245,7 +245,8 @@ class PlanningPlugin:
 
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
         prob = parse_problem(read_text(args.domain, "domain"), read_text(args.problem, "problem"))
-        text = read_text(args.plan, "plan")
+        given = read_text(args.plan, "plan")
+        text = read_plan(given, prob) or given  # read as the rewards read it (tags, Answer: line, runs)
         parse_plan(text)  # a malformed plan file is bad input (exit 2), not an invalid plan
         rep = report_plan(prob, text)
         head = "valid: every step applicable and the goal reached" if rep.verified else f"invalid: {rep.reason}"

@@ -8,7 +8,7 @@ from tasks.sudoku import export
 from tasks.sudoku.generator import generate
 from tasks.sudoku.state import read_givens
 from tasks.sudoku.task import Sudoku
-from verifiers.sudoku import parse_board
+from verifiers.sudoku import format_board, parse_board, read_board_answer
 
 SYNTAX = 'rows separated by "|", blanks as * or . (e.g. "*2*|*32|*13")'
 
@@ -61,8 +61,11 @@ class SudokuPlugin:
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
         task = self.make_task(args)
         givens = read_givens(args.puzzle, task.boxes)
-        parse_board(args.board, len(givens))  # malformed: ValueError, exit status 2
-        report = task.report_answer(args.puzzle, args.board)
+        # the answer is read as the rewards read it (tags, box, Answer: line, rows on lines)
+        found = read_board_answer(args.board, len(givens))
+        board = format_board(found) if found is not None else args.board
+        parse_board(board, len(givens))  # malformed: ValueError, exit status 2
+        report = task.report_answer(args.puzzle, board)
         return report.verified, "\n".join(report.lines())
 
     # ``tot export sudoku`` (solver/tools/export.py): generated puzzles; tasks/sudoku/export.py
