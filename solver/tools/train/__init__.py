@@ -96,10 +96,12 @@ def run(args: argparse.Namespace, plugins: dict[str, Any]) -> int:
 
 
 def _has_split(directory: str, split: str) -> bool:
+    from solver.tools.export import read_manifest
+
     try:
-        manifest = json.loads((Path(directory) / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
+        manifest = read_manifest(Path(directory) / "manifest.json")
+    except ValueError:
+        return False  # read_export, called next, says what is wrong in one line
     return split in manifest.get("splits", {})
 
 

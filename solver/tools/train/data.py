@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.inputs import MAX_DATA_FILE
+from solver.tools.export import read_manifest
 
 __all__ = ["Example", "ExportData", "read_export"]
 
@@ -72,10 +73,7 @@ def read_export(directory: str | Path, task: str, splits: tuple[str, ...], kinds
     manifest_path = root / "manifest.json"
     if not manifest_path.is_file():
         raise ValueError(f"{root} has no manifest.json: not a finished `tot export` directory")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{manifest_path} is not readable JSON: {exc}") from None
+    manifest = read_manifest(manifest_path)  # a list, a bad shape, NaN: one line, as tot export says it
     if manifest.get("task") != task:
         raise ValueError(f"{root} is an export of {manifest.get('task')!r}, not {task}")
     examples: dict[str, dict[str, list[Example]]] = {}
