@@ -202,13 +202,19 @@ def _serve(conn: Any, parent: int, death_signal: bool) -> None:
             continue
         if job is None:
             return
-        result = _call(*job)
         try:
-            conn.send(result)
-        except (EOFError, OSError):
+            result = _call(*job)
+        except BaseException as exc:  # noqa: BLE001 - sys.exit() in a unit: its error, as any other exception
+            result = (False, _one_line(exc))
+        try:
+            try:
+                conn.send(result)
+            except (EOFError, OSError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - the value cannot travel back (not picklable): the unit's error
+                conn.send((False, _one_line(exc)))
+        except (EOFError, OSError):  # the driver is gone
             return
-        except Exception as exc:  # noqa: BLE001 - the value cannot travel back (not picklable): the unit's error
-            conn.send((False, _one_line(exc)))
 
 
 @dataclass(eq=False, slots=True)  # compared and hashed by identity
@@ -229,8 +235,10 @@ _LIVE: set[_Worker] = set()  # every worker not yet stopped, killed at exit if a
 @atexit.register
 def _kill_left_workers() -> None:
     for w in list(_LIVE):
+        w.proc.kill()
+    for w in list(_LIVE):
         w.kill()
-        _LIVE.discard(w)
+    _LIVE.clear()
 
 
 def _died(n: int) -> str:
@@ -277,9 +285,14 @@ class LocalProcesses:
         _LIVE.add(w)
         return w
 
-    def _drop(self, w: _Worker) -> None:
-        w.kill()
-        _LIVE.discard(w)
+    def _drop(self, *workers: _Worker) -> None:
+        """Kill ``workers``: all signalled first, then each waited for (a process that holds a model
+        takes a while to give its memory back; they do it at once)."""
+        for w in workers:
+            w.proc.kill()
+        for w in workers:
+            w.kill()
+            _LIVE.discard(w)
 
     def run(self, fn: Callable[..., Any], units: Iterable[Unit]) -> Iterator[Outcome]:
         waiting = list(units)
@@ -348,9 +361,9 @@ class LocalProcesses:
             state["over"] = True
             if previous is not None and threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGINT, previous)
-            for w in list(busy.values()):  # left early: the units still running are not waited for
-                del busy[w.conn]
-                self._drop(w)
+            left = list(busy.values())  # left early: the units still running are not waited for
+            busy.clear()
+            self._drop(*left)
 
     def _collect(self, w: _Worker, tries: dict[str, int], waiting: list[Unit], interrupted: bool) -> Outcome | None:
         """The outcome of the unit ``w`` ran, None where it has none (yet): its worker died and
@@ -381,8 +394,7 @@ class LocalProcesses:
         """Let the workers go: idle ones are asked to stop (and killed if they do not within 5 s);
         in the middle of a batch (the caller's exception, Ctrl-C while it handled an outcome), those
         running units are killed, not waited for."""
-        for w in list(self._busy.values()):
-            self._drop(w)
+        self._drop(*self._busy.values())
         self._busy.clear()
         idle, self._idle = self._idle, []
         for w in idle:
