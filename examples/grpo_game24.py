@@ -51,7 +51,14 @@ def load_embedded_model(gguf: Path | None = None) -> Any:
     from transformers import AutoModelForCausalLM
 
     gguf = gguf or embedded_gguf()
-    return AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    # transformers dequantises every weight on load but leaves its GGUF quantizer attached, and
+    # Trainer refuses to train a model that says it is quantized: the weights are plain float32.
+    if not all(p.dtype == torch.float32 for p in model.parameters()):
+        raise ValueError("the GGUF's weights did not load as float32")
+    if getattr(model, "hf_quantizer", None) is not None:
+        model.hf_quantizer.remove_quantization_config(model)
+    return model
 
 
 def tiny_model(tokenizer: Any, seed: int = 0) -> Any:
