@@ -193,3 +193,21 @@ def test_an_adapter_for_another_base_model_is_refused_before_loading() -> None:
         LocalBackend(adapter=other)
     with pytest.raises(AdapterError, match="trained on another model"):
         LocalBackend(adapter=Adapter(Path("x.gguf"), "cd" * 32, "game24", frozenset({"value"}), None))
+
+
+@pytest.mark.parametrize("adapters", [None, "off,{path}"])
+def test_bench_refuses_a_cut_adapter_before_it_writes_anything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str],
+                                                               adapters: str | None) -> None:
+    """A cut adapter file is one line and exit 2 before the results folder is made or a worker
+    starts (with --jobs 2 every pair was an error row, and the bench exited 0)."""
+    path = _adapter_files(tmp_path, {"trained_for": ["value"], "task": "game24"},
+                          (SHIPPED / "game24.gguf").read_bytes()[:1000])
+    monkeypatch.chdir(tmp_path)
+    argv = ["bench", "game24", "--range", "901-902", "--methods", "tot-bfs:enumerate:likelihood", "--jobs", "2",
+            "--out", "out"]
+    argv += ["--adapter", str(path)] if adapters is None else ["--adapters", adapters.format(path=path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "is not a LoRA adapter llama.cpp can load" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()

@@ -169,6 +169,19 @@ def split_adapter(label: str) -> tuple[str, str | None]:
     return label, None
 
 
+def _check_adapters(settings: Settings, methods: list[str], task: str) -> None:
+    """Each adapter the methods name (``--adapter``, ``--adapters``) read and checked as a run would
+    (file, manifest, task): AdapterError, a one-line exit 2, before anything is written."""
+    from solver.lm.adapters import resolve_adapter
+
+    model = settings.model
+    default_model = model.backend == "local" and not model.model
+    for label in dict.fromkeys(split_adapter(m)[1] for m in methods):
+        setting = label if label is not None else model.adapter
+        if setting not in ("auto", "off"):
+            resolve_adapter(setting, task, default_model=default_model)
+
+
 def with_adapters(methods: list[str], adapters: str | None) -> list[str]:
     """Each method once per ``--adapters`` setting (auto, off or a path), labelled
     ``METHOD[adapter=SETTING]``; the methods as they are without ``--adapters``."""
@@ -474,6 +487,8 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
         line = notice(make_parts(task, s)[0]) if notice is not None else None
         if line:
             print(f"tot: {m}: {line}", file=sys.stderr, flush=True)
+    if backend is None:  # a bad adapter file is one line here, before the folder is made or a worker starts
+        _check_adapters(runner.settings, methods, task.name)
     i, n = parse_shard(args.shard)
     puzzles = puzzles[i - 1::n]
     out = out_dir(args.out)
