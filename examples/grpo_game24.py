@@ -56,8 +56,9 @@ def load_embedded_model(gguf: Path | None = None) -> Any:
     # Trainer refuses to train a model that says it is quantized: the weights are plain float32.
     if not all(p.dtype == torch.float32 for p in model.parameters()):
         raise ValueError("the GGUF's weights did not load as float32")
-    if getattr(model, "hf_quantizer", None) is not None:
-        model.hf_quantizer.remove_quantization_config(model)
+    quantizer: Any = getattr(model, "hf_quantizer", None)
+    if quantizer is not None:
+        quantizer.remove_quantization_config(model)
     return model
 
 
