@@ -200,10 +200,22 @@ def test_training_can_start_from_the_shipped_adapter(export_dir: Path, tmp_path:
     assert all(p["held_out_step_loss"] > 0 for p in manifest["curve"])
 
 
+# How far llama.cpp's label gaps move with the CPU it was built for: its kernels differ by
+# instruction set. Measured with llama-cpp-python 0.3.36 on an AMD EPYC, on the 24 prompts the
+# shipped adapter's manifest recorded: built natively (AVX-512, where they were recorded) every gap
+# equals its record to 4 places; built for AVX2 only (CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=OFF")
+# they differ by up to 0.218 (`5/11 1 9`: -6.6758 against -6.8938; `1 5 9 11`: 0.4025 against
+# 0.3073), the base model's without the adapter by up to 0.337, and 4 of the 276 pairs of prompts
+# change order, none of them recorded more than 0.11 apart; all 24 signs hold. So each gap is held to its
+# record within 0.4, about twice that, and to its sign where the record is further than that from 0.
+GAP_TOLERANCE = 0.4
+
+
 @pytest.mark.model
 def test_the_shipped_adapter_gives_its_recorded_label_probabilities() -> None:
-    """The shipped Game-of-24 adapter loads with the installed llama.cpp and gives, on the
-    prompts its manifest recorded, the gaps log p(sure) - log p(impossible) recorded there."""
+    """The shipped Game-of-24 adapter loads with the installed llama.cpp and gives, on the 24
+    prompts its manifest recorded, the gaps log p(sure) - log p(impossible) recorded there, within
+    what another CPU's kernels move them (GAP_TOLERANCE)."""
     import asyncio
 
     from solver.lm.adapters import SHIPPED, read_adapter
@@ -211,7 +223,8 @@ def test_the_shipped_adapter_gives_its_recorded_label_probabilities() -> None:
 
     adapter = read_adapter(SHIPPED / "game24.gguf")
     assert adapter.trained_for == {"value"} and adapter.task == "game24"
-    gaps = adapter.manifest["conversion_check"]["gaps"][:8]
+    gaps = adapter.manifest["conversion_check"]["gaps"]
+    assert len(gaps) == 24
     backend = LocalBackend(adapter=adapter)
 
     async def run() -> list[float]:
@@ -224,5 +237,10 @@ def test_the_shipped_adapter_gives_its_recorded_label_probabilities() -> None:
         finally:
             await backend.close()
 
+    # The tolerance tells the adapter from the base model: 19 of the 24 records are more than twice
+    # it from the base model's gap, so a gap within it of its record is one the adapter made.
+    assert sum(abs(g["llama_cpp"] - g["llama_cpp_without"]) > 2 * GAP_TOLERANCE for g in gaps) == 19
     for g, got in zip(gaps, asyncio.run(run()), strict=True):
-        assert got == pytest.approx(g["llama_cpp"], abs=0.05), g["prompt"]
+        assert got == pytest.approx(g["llama_cpp"], abs=GAP_TOLERANCE), g["prompt"]
+        if abs(g["llama_cpp"]) > GAP_TOLERANCE:
+            assert (got > 0) == (g["llama_cpp"] > 0), g["prompt"]
