@@ -25,8 +25,8 @@ DEFAULT_MODEL = "gemma3-270m-q4_k_m"
 # The context window asked of llama.cpp: the model's own (Gemma 3 270M: 32,768 tokens) capped by
 # this, so that the KV cache stays modest (Gemma 3 270M: about 18 KiB a token, 144 MiB at 8,192).
 DEFAULT_CONTEXT = 8192
-# The scoring context keeps a row of logits per token (a 262,144-word vocabulary: 1 MiB a token),
-# so it stays at the window it always had.
+# The scoring context's window: the one it always had (it kept a row of logits a token, 1 MiB with a
+# 262,144-word vocabulary; it now computes rows only where a continuation is read).
 SCORE_CONTEXT = 2048
 
 
@@ -241,9 +241,17 @@ def _apply_lora(llm: Any, path: Path) -> None:
         raise AdapterError(f"llama.cpp did not set the adapter {path.name} on the model")
 
 
+def _common_prefix(a: Sequence[int], b: Sequence[int], known: int = 0) -> int:
+    """How many leading tokens ``a`` and ``b`` share (the first ``known`` are known to be shared)."""
+    n = max(known, 0)
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
 class LocalBackend:
-    """llama-cpp-python in this process. One generation context; a second context with
-    per-position logits is opened on first use of ``score``."""
+    """llama-cpp-python in this process. One generation context; a second context, for scoring, is
+    opened on first use of ``score`` (logits computed only at the positions a continuation is read)."""
 
     supports_chat = False
     concurrent = False
@@ -271,6 +279,7 @@ class LocalBackend:
         self.threads = threads or _env_threads() or max(1, os.cpu_count() or 1)
         self._gen: Any = None
         self._scorer: Any = None
+        self._rows: dict[int, tuple[Any, Any]] = {}  # kept rows of the scoring context (_score_sync)
         self._lock = threading.RLock()  # generation may score its own samples
         self._constrainer: Any = None  # grammars compiled for the generation model (constrain.py)
         if check:  # a native crash of llama.cpp becomes an LMError here, not a dead process later
@@ -292,9 +301,9 @@ class LocalBackend:
 
         return engine_name(), True
 
-    def _load(self, logits_all: bool) -> Any:
-        n_ctx = min(self.n_ctx, SCORE_CONTEXT) if logits_all else self.n_ctx
-        return load_llama(self.path, n_ctx=n_ctx, threads=self.threads, logits_all=logits_all,
+    def _load(self, scoring: bool) -> Any:
+        n_ctx = min(self.n_ctx, SCORE_CONTEXT) if scoring else self.n_ctx
+        return load_llama(self.path, n_ctx=n_ctx, threads=self.threads, logits_all=False,
                           lora_path=self.adapter.path if self.adapter is not None else None)
 
     def _generator(self) -> Any:
@@ -346,40 +355,94 @@ class LocalBackend:
         return self._constrainer.kwargs(text)
 
     def _score_sync(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
+        """The total log-probability of each continuation after ``prompt``, and the tokens evaluated.
+
+        One scoring context (no per-token logits): what its KV cache holds is kept in the ``Llama``
+        object's ``input_ids[:n_tokens]``, as its own ``eval`` keeps it, so only the tail after the
+        longest prefix shared with it is evaluated (the shared few-shot prompt is read once). A row of
+        logits is computed only at the positions a continuation's tokens are read from (llama.cpp's
+        per-token output flags); the rows other continuations of the same call read again (the
+        prompt's last position, shared continuation prefixes) are kept while the cache holds the
+        tokens they were computed from."""
         import numpy as np
 
         with self._lock:
             if self._scorer is None:
                 self._scorer = self._load(True)
+                self._rows = {}
             llm = self._scorer
             base = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
-            scores, read = [], 0
+            # The window asked for (llama.cpp rounds its own up to a multiple of 256; the token record
+            # input_ids holds the window asked for).
+            window = min(llm.n_ctx(), len(llm.input_ids))
+            fulls, starts = [], []
             for cont in continuations:
                 full = llm.tokenize((prompt + cont).encode("utf-8"), add_bos=True, special=False)
-                start = 0
-                while start < min(len(base), len(full)) and base[start] == full[start]:
-                    start += 1
-                start = max(start, 1)
-                if len(full) > llm.n_ctx():
+                start = max(_common_prefix(base, full), 1)
+                if len(full) > window:
                     raise LMError(f"prompt and continuation need {len(full)} tokens; the scoring context is "
-                                  f"{llm.n_ctx()}")
-                # Rows of llm.scores before ``cached`` are still those of this same prefix, so only
-                # the new tail is evaluated (the shared few-shot prompt is read once).
-                ids = llm.input_ids[: llm.n_tokens].tolist()
-                cached = 0
-                while cached < min(len(ids), len(full)) and ids[cached] == full[cached]:
-                    cached += 1
+                                  f"{window}")
+                fulls.append(full)
+                starts.append(start)
+            scores, read = [], 0
+            for k, (full, start) in enumerate(zip(fulls, starts, strict=True)):
+                needed = range(start - 1, len(full) - 1)
+                # Rows a later continuation of this call reads at a position whose tokens it shares.
+                keep: set[int] = set()
+                for j in range(k + 1, len(fulls)):
+                    shared = _common_prefix(full, fulls[j], min(start, starts[j]) - 1)
+                    keep.update(range(starts[j] - 1, min(shared, len(fulls[j]) - 1)))
+                keep.add(start - 1)  # the prompt's last position: the next request for this prompt reads it
+                cached = _common_prefix(llm.input_ids[: llm.n_tokens].tolist(), full)
+                cached = min([cached] + [p for p in needed if p < cached and p not in self._rows])
+                self._rows = {p: row for p, row in self._rows.items() if p < cached}
                 llm.n_tokens = cached
-                if cached < len(full):
-                    llm.eval(full[cached:])
+                fresh = self._evaluate(llm, full, cached, set(needed), keep) if cached < len(full) else {}
                 read += len(full) - cached
-                rows = np.asarray(llm.scores[start - 1 : len(full) - 1], dtype=np.float32)
-                top = rows.max(axis=1, keepdims=True)
-                logz = top[:, 0] + np.log(np.exp(rows - top).sum(axis=1))
-                picked = rows[np.arange(len(rows)), full[start:]]
-                total = float((picked - logz).sum())
-                scores.append(total)
+                picked = np.array([fresh[p] if p in fresh else self._rows[p][0][full[p + 1]] - self._rows[p][1]
+                                   for p in needed], dtype=np.float32)
+                scores.append(float(picked.sum()))
+                self._rows = {p: row for p, row in self._rows.items() if p in keep}
             return scores, read
+
+    def _evaluate(self, llm: Any, full: list[int], cached: int, needed: set[int], keep: set[int]) -> dict[int, Any]:
+        """Evaluate ``full[cached:]`` on the scoring context in batches of its ``n_batch`` (as
+        ``Llama.eval`` does), with logits only at the ``needed`` positions. Returns, for each of
+        them, the log-probability of the token that follows there; the rows at the positions in
+        ``keep`` also go in ``self._rows`` (position: (logits, log of the softmax's normaliser))."""
+        import llama_cpp
+        import numpy as np
+
+        batch = llm._batch.batch
+        n_vocab = llm.n_vocab()
+        llm._ctx.kv_cache_seq_rm(0, cached, -1)
+        fresh: dict[int, Any] = {}
+        for first in range(cached, len(full), llm.n_batch):
+            chunk = full[first : min(len(full), first + llm.n_batch)]
+            batch.n_tokens = len(chunk)
+            for i, token in enumerate(chunk):
+                batch.token[i] = token
+                batch.pos[i] = first + i
+                batch.seq_id[i][0] = 0
+                batch.n_seq_id[i] = 1
+                batch.logits[i] = first + i in needed
+            code = llama_cpp.llama_decode(llm._ctx.ctx, batch)
+            if code != 0:
+                llm._ctx.kv_cache_seq_rm(0, first, -1)
+                raise LMError(f"llama.cpp could not evaluate {len(chunk)} tokens for scoring (llama_decode "
+                              f"returned {code})")
+            llm.input_ids[first : first + len(chunk)] = chunk
+            llm.n_tokens = first + len(chunk)
+            for i in range(len(chunk)):
+                p = first + i
+                if p in needed:  # a view of llama.cpp's buffer, valid until the next decode
+                    row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, i), shape=(n_vocab,))
+                    top = row.max()
+                    logz = top + np.log(np.exp(row - top).sum())
+                    fresh[p] = row[full[p + 1]] - logz
+                    if p in keep:
+                        self._rows[p] = (row.copy(), logz)
+        return fresh
 
     async def complete(self, prompt: str, params: GenParams) -> Completion:
         if params.chat:
@@ -395,3 +458,4 @@ class LocalBackend:
                 if llm is not None:
                     llm.close()
             self._gen = self._scorer = self._constrainer = None
+            self._rows = {}
