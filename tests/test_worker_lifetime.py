@@ -111,6 +111,18 @@ def descendants(root: int) -> set[int]:
     return found
 
 
+
+def interrupt(proc: subprocess.Popen[str], to: str, timeout: float) -> tuple[str, str, float]:
+    """SIGINT to the driver alone or to its whole process group (what a terminal's Ctrl-C sends);
+    (stdout, stderr, seconds from the signal to the driver's exit)."""
+    start = time.monotonic()
+    if to == "group":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=timeout)
+    return out, err, time.monotonic() - start
+
 def alive(pids: set[int], group: int) -> set[int]:
     """Of ``pids`` and of process group ``group``, those still running (a zombie is not: it has
     ended and holds no memory; it only waits for its new parent to reap it)."""
@@ -243,13 +255,7 @@ def test_ctrl_c_stops_a_batch_at_once_and_hands_back_what_finished(to: str) -> N
         finished = read_lines(proc, 3, 60)
         pids = descendants(proc.pid)
         time.sleep(0.3)  # the slow units are running
-        start = time.monotonic()
-        if to == "group":
-            os.killpg(proc.pid, signal.SIGINT)
-        else:
-            proc.send_signal(signal.SIGINT)
-        rest, err = proc.communicate(timeout=60)
-        seconds = time.monotonic() - start
+        rest, err, seconds = interrupt(proc, to, 60)
         print(f"\nscript driver, SIGINT to the {to}: exit {proc.returncode} after {seconds:.2f} s")
         assert proc.returncode == 130, err
         assert seconds < EXIT_WITHIN_S
@@ -274,13 +280,7 @@ def test_ctrl_c_on_tot_bench_with_workers_exits_130_at_once_and_keeps_every_fini
             wait_for(lambda: srv.busy == 2 and _rows(out), 120, "both workers in a hanging request")
             pids = descendants(proc.pid)
             before = _rows(out)
-            start = time.monotonic()
-            if to == "group":
-                os.killpg(proc.pid, signal.SIGINT)
-            else:
-                proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate(timeout=120)
-            seconds = time.monotonic() - start
+            _, err, seconds = interrupt(proc, to, 120)
             print(f"\ntot bench --jobs 2, SIGINT to the {to}: exit {proc.returncode} after {seconds:.2f} s, "
                   f"{len(before)} row(s) kept")
             assert proc.returncode == 130, err
@@ -328,13 +328,7 @@ def test_ctrl_c_on_tot_export_with_workers_exits_130_at_once(tmp_path: Path, to:
         wait_for(lambda: len(descendants(proc.pid)) >= 3, 60, "two workers")
         time.sleep(3)  # labelling: units come and go, many values a second on their way back
         pids = descendants(proc.pid)
-        start = time.monotonic()
-        if to == "group":
-            os.killpg(proc.pid, signal.SIGINT)
-        else:
-            proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-        seconds = time.monotonic() - start
+        _, err, seconds = interrupt(proc, to, 120)
         print(f"\ntot export --jobs 2, SIGINT to the {to}: exit {proc.returncode} after {seconds:.2f} s")
         assert proc.returncode == 130, err
         assert seconds < EXIT_WITHIN_S
