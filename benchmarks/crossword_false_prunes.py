@@ -17,8 +17,8 @@ import time
 from collections import defaultdict
 
 from lexicon import default_lexicon
-from solver.capabilities import OwnEvaluators, find
 from solver.run import ModelSettings, SearchSettings, Settings, make_client
+from solver.task_capabilities import OwnEvaluators, find
 from tasks.crosswords import Crosswords
 from tasks.crosswords.data import TEST_INDICES, default_data, load_puzzles
 

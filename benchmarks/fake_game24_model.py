@@ -8,8 +8,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Sequence
 
-from solver.capabilities import HasOracle, LegalMoves, find
 from solver.lm.base import Completion, GenParams
+from solver.task_capabilities import HasOracle, LegalMoves, find
 from tasks.game24 import Game24
 from tasks.game24.task import State24
 

@@ -214,10 +214,10 @@ _LLG_TOKENIZERS: dict[int, Any] = {}
 def overhead(calls: int) -> list[dict[str, Any]]:
     from llama_cpp import LlamaGrammar, LogitsProcessorList
 
-    from solver.capabilities import LegalMoves, ProposePrompts, find
     from solver.generators import LINE_TOKENS, thought_grammar
     from solver.grammar import lines
     from solver.lm.local import LocalBackend
+    from solver.task_capabilities import LegalMoves, ProposePrompts, find
     from tasks.game24 import Game24
 
     task = Game24()

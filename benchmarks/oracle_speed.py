@@ -14,8 +14,8 @@ import argparse
 import inspect
 import time
 
-from solver.capabilities import find
 from solver.task import Thought
+from solver.task_capabilities import find
 from tasks.planning.files import domain_file, join_puzzle, llmp_dir, read_text
 from tasks.planning.parts import ApplicableActions, PlannerJudge
 from tasks.planning.task import Planning

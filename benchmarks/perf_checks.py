@@ -12,9 +12,9 @@ from typing import Any, Sequence
 
 from perf_row import Row
 
-from solver.capabilities import LegalMoves, find
 from solver.expansion import rule_failure
 from solver.task import Thought
+from solver.task_capabilities import LegalMoves, find
 from tasks.game24 import Game24
 from tasks.game24.data import default_csv, load_csv
 from verifiers.verdict import Invalid

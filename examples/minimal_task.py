@@ -4,7 +4,7 @@ The puzzle is two whole numbers, ``"START TARGET"`` (e.g. ``"2 23"``); a thought
 ``+3`` or ``*2``; the answer is the steps in order (``"+3 *2 *2 +3"``). The task class is the
 required core of ``solver.task.Task``: ``name``, ``max_depth`` and five methods (``root``,
 ``check``, ``answer``, ``report_answer``, ``describe``). It composes one optional part,
-``Steps`` (``solver.capabilities.LegalMoves``), so the built-in ``enumerate`` generator and the
+``Steps`` (``solver.task_capabilities.LegalMoves``), so the built-in ``enumerate`` generator and the
 complete search run it with no model; docs/task-protocol.md lists the other parts a task may add.
 
 Run it: ``python examples/minimal_task.py`` solves one puzzle and prints the verified answer with
@@ -53,7 +53,7 @@ class ReachTarget:
     max_depth = 12
 
     def __init__(self) -> None:
-        self.parts = (Steps(),)  # optional parts, found with solver.capabilities.find
+        self.parts = (Steps(),)  # optional parts, found with solver.task_capabilities.find
 
     def root(self, puzzle: str) -> Reach:
         start, target = read_puzzle(puzzle)

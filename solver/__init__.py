@@ -1,7 +1,7 @@
 """Verified Tree-of-Thoughts search: the public API.
 
 A task (``Task``: parse a puzzle, the exact gate, the answer and its report) plus optional
-capabilities (``solver.capabilities``); a generator and an evaluator (built in, by name, or your
+capabilities (``solver.task_capabilities``); a generator and an evaluator (built in, by name, or your
 own); a search (``bfs``, ``dfs``, ``complete_dfs``, ``long_search``); a model through a shared
 ``LMClient`` (or none); the result (``SearchResult``) and its trace (``Trace``, ``read_trace``).
 ``docs/api.md`` walks through it. This package knows no task: tasks live in ``tasks``.
@@ -12,7 +12,20 @@ Every name below is public and stays; a name that is not exported here or in a m
 """
 
 from solver.budget import Budget, BudgetExhausted, Usage
-from solver.capabilities import (
+from solver.evaluators import EVALUATORS, Evaluator, make_evaluator, register_evaluator
+from solver.expansion import Expansion, rule_failure
+from solver.generators import GENERATORS, Generator, make_generator, register_generator
+from solver.lm import Backend, Completion, GenParams, LMClient, LMError, Session
+from solver.node import Node
+from solver.run import make_client, solve
+from solver.search_options import option
+from solver.searches import Search, get_search, register_search, run_search, search_names
+from solver.searches.complete import complete_dfs
+from solver.searches.controller import long_search
+from solver.searches.tot import SearchResult, bfs, dfs
+from solver.settings import ModelSettings, SearchSettings, Settings
+from solver.task import Task, Thought, ValueScale
+from solver.task_capabilities import (
     AnswerRules,
     ChoicePrompt,
     HasOptions,
@@ -27,19 +40,6 @@ from solver.capabilities import (
     ValuePrompts,
     VotePrompt,
 )
-from solver.evaluators import EVALUATORS, Evaluator, make_evaluator, register_evaluator
-from solver.expansion import Expansion, rule_failure
-from solver.generators import GENERATORS, Generator, make_generator, register_generator
-from solver.lm import Backend, Completion, GenParams, LMClient, LMError, Session
-from solver.node import Node
-from solver.run import make_client, solve
-from solver.search_options import option
-from solver.searches import Search, get_search, register_search, run_search, search_names
-from solver.searches.complete import complete_dfs
-from solver.searches.controller import long_search
-from solver.searches.tot import SearchResult, bfs, dfs
-from solver.settings import ModelSettings, SearchSettings, Settings
-from solver.task import Task, Thought, ValueScale
 from solver.trace import Trace
 from solver.trace_reader import read_trace
 

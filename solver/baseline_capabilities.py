@@ -1,6 +1,6 @@
 """The capabilities only the baselines and the bench ask for, beside the baselines: the paper's
 prompting baselines (``solver.baselines``), a task's own baselines, and ``tot bench``'s extras.
-The capabilities a search, generator or evaluator asks for are in ``solver.capabilities``; these are
+The capabilities a search, generator or evaluator asks for are in ``solver.task_capabilities``; these are
 looked up the same way (``find(task, BaselinePrompts)``) and said the same way when missing.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Hashable, Mapping, Protocol, runtime_checkable
 
-from solver.capabilities import register_capabilities
 from solver.task import Thought
+from solver.task_capabilities import register_capabilities
 
 __all__ = ["BASELINE_CAPABILITIES", "AnswerGrammar", "AnswerKey", "AnswerParser", "BaselinePrompts",
            "BaselineStops", "BaselineTokens", "ChainSteps", "OwnBaselines", "RefinePrompt", "SoftScore"]
@@ -117,7 +117,7 @@ class SoftScore(Protocol):
         """``n`` sampled scores of ``answer`` (None where a sample gave none)."""
 
 
-# One line each, for error messages (registered with solver.capabilities.CAPABILITIES).
+# One line each, for error messages (registered with solver.task_capabilities.CAPABILITIES).
 BASELINE_CAPABILITIES: dict[type, str] = {
     AnswerParser: "an answer parser (AnswerParser: parse_answer(puzzle, text))",
     AnswerGrammar: "a grammar of baseline answers (AnswerGrammar: answer_grammar(puzzle, cot) -> GBNF | None)",

@@ -2,8 +2,8 @@
 with the exact checker's feedback, and best-of-k with an oracle pick.
 
 A task opts in by composing a ``BaselinePrompts`` part (prompts and an answer parser;
-``solver.capabilities``), and a ``RefinePrompt`` part for ``refine``; parts are found with
-``solver.capabilities.find``. A task may also bring baselines of its own (``OwnBaselines``:
+``solver.task_capabilities``), and a ``RefinePrompt`` part for ``refine``; parts are found with
+``solver.task_capabilities.find``. A task may also bring baselines of its own (``OwnBaselines``:
 writing's coherence-judged refine, Sudoku's zero-/one-/few-shot prompts): each is a function
 of a ``BaselineRun`` that asks the model through it and returns the answer it picked; the run does
 the parsing, the counting, the trace and the final exact check, here and nowhere else. Every
@@ -29,12 +29,12 @@ from solver.baseline_capabilities import (
     RefinePrompt,
 )
 from solver.budget import BudgetExhausted, Usage
-from solver.capabilities import find, has, no_model, require, task_options
 from solver.expansion import rule_failure
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
 from solver.lm.grammar_report import grammar_setting
 from solver.lm.session import trace_sink
+from solver.task_capabilities import find, has, no_model, require, task_options
 from solver.trace import Trace
 from verifiers.report import AnswerReport
 from verifiers.verdict import Invalid

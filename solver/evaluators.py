@@ -11,12 +11,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, ClassVar, Hashable, Protocol, Sequence, TypeVar
 
-from solver.capabilities import HasOracle, Needs, TrainingPrompts, ValuePrompts, VotePrompt, find, no_model, require
 from solver.lm.adapters import trained_for
 from solver.lm.base import GenParams
 from solver.lm.session import Session
 from solver.node import Node
 from solver.task import Task, ValueScale
+from solver.task_capabilities import (
+    HasOracle,
+    Needs,
+    TrainingPrompts,
+    ValuePrompts,
+    VotePrompt,
+    find,
+    no_model,
+    require,
+)
 
 S = TypeVar("S", bound=Hashable)  # the task's state type
 __all__ = ["EVALUATORS", "Evaluator", "EvaluatorFactory", "Likelihood", "Oracle", "Prior", "RandomOrder", "Value",
@@ -25,7 +34,7 @@ __all__ = ["EVALUATORS", "Evaluator", "EvaluatorFactory", "Likelihood", "Oracle"
 
 class Evaluator(Protocol):
     """Scores nodes. Built-in evaluators also declare ``needs`` (the task capabilities they call
-    and whether they need a model; ``solver.capabilities``)."""
+    and whether they need a model; ``solver.task_capabilities``)."""
 
     name: str
     prune_below: float

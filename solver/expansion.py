@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Hashable, Literal, Sequence, TypeVar
 
 from solver.budget import Budget, BudgetExhausted, Usage
-from solver.capabilities import (
+from solver.evaluators import Evaluator
+from solver.generators import Generator
+from solver.lm.client import LMClient
+from solver.lm.session import NotSaved, Session, trace_sink
+from solver.node import Node, NodeFactory, SeenStates
+from solver.task import Task, Thought
+from solver.task_capabilities import (
     AnswerRules,
     LegalMoves,
     LimitedMoves,
@@ -26,13 +32,7 @@ from solver.capabilities import (
     missing_message,
     require_parts,
 )
-from solver.capabilities import task_options as _task_options
-from solver.evaluators import Evaluator
-from solver.generators import Generator
-from solver.lm.client import LMClient
-from solver.lm.session import NotSaved, Session, trace_sink
-from solver.node import Node, NodeFactory, SeenStates
-from solver.task import Task, Thought
+from solver.task_capabilities import task_options as _task_options
 from solver.trace import Trace
 from verifiers.report import AnswerReport, as_invalid
 from verifiers.verdict import Invalid, Solved, Valid, Verdict

@@ -7,7 +7,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, ClassVar, Hashable, Protocol, TypeVar, runtime_checkable
 
-from solver.capabilities import (
+from solver.grammar import lines, one_line
+from solver.lm.adapters import trained_for
+from solver.lm.base import GenParams
+from solver.lm.session import Session
+from solver.task import Task, Thought
+from solver.task_capabilities import (
     ChoicePrompt,
     LegalMoves,
     Needs,
@@ -19,11 +24,6 @@ from solver.capabilities import (
     no_model,
     require,
 )
-from solver.grammar import lines, one_line
-from solver.lm.adapters import trained_for
-from solver.lm.base import GenParams
-from solver.lm.session import Session
-from solver.task import Task, Thought
 
 S = TypeVar("S", bound=Hashable)  # the task's state type
 __all__ = ["EnumerateChoice", "EnumerateRank", "GENERATORS", "Generator", "GeneratorFactory", "Propose", "Sample",
@@ -45,7 +45,7 @@ def thought_grammar(task: object, state: Any) -> str | None:
 @runtime_checkable
 class Generator(Protocol):
     """Turns a state into candidate thoughts. Built-in generators also declare ``needs`` (the
-    task capabilities they call and whether they need a model; ``solver.capabilities``).
+    task capabilities they call and whether they need a model; ``solver.task_capabilities``).
 
     Every generator declares two facts the searches rely on (a run refuses one that does not):
     ``exhaustive``: it gives every legal thought of the state, so a search that tried them all and

@@ -7,16 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from solver.budget import Usage
-from solver.capabilities import (
-    DeclaresNeeds,
-    OwnEvaluators,
-    OwnGenerators,
-    ThoughtGrammar,
-    TunesParts,
-    find,
-    require_parts,
-    task_options,
-)
 from solver.evaluators import EVALUATORS, Evaluator, make_evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import GENERATORS, Generator, make_generator
@@ -29,6 +19,16 @@ from solver.search_options import OptionValue
 from solver.searches import declared_options, get_search
 from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings, SearchSettings, Settings
 from solver.task import ValueScale
+from solver.task_capabilities import (
+    DeclaresNeeds,
+    OwnEvaluators,
+    OwnGenerators,
+    ThoughtGrammar,
+    TunesParts,
+    find,
+    require_parts,
+    task_options,
+)
 from solver.trace import Trace
 
 __all__ = ["DEFAULT_EVALUATOR", "DEFAULT_GENERATOR", "ModelSettings", "RunStopped", "SearchSettings", "Settings",

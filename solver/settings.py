@@ -38,7 +38,7 @@ class SearchSettings:
     k: int = 5
     n_evaluate: int = 3
     model_free: tuple[str, ...] = ()  # a task's own evaluators that need no model (crosswords: fillable)
-    gate: bool = True  # False: the paper's unchecked behaviour (ablation; see capabilities.Unchecked)
+    gate: bool = True  # False: the paper's unchecked behaviour (ablation; see task_capabilities.Unchecked)
     seed: int = 0  # searches that draw at random (mcts rollouts, beam sampling) draw from this seed
     options: dict[str, OptionValue] = field(default_factory=dict)
 

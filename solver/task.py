@@ -42,7 +42,7 @@ class Task(Protocol[S]):
 
     States are frozen and hashable; a step never mutates a state. Everything else a generator,
     evaluator or command may call is an optional capability, each a protocol of its own in
-    ``solver.capabilities`` (legal moves, prompts and parsers, an exact oracle, restore from a
+    ``solver.task_capabilities`` (legal moves, prompts and parsers, an exact oracle, restore from a
     trace, ...); a run that needs one the task lacks fails at its start with one line naming it.
     docs/task-protocol.md has the list and a minimal task."""
 

@@ -162,7 +162,7 @@ def test_bench_adapter_labels() -> None:
 
 
 def test_an_adapter_path_with_a_server_is_read_before_any_request(capsys: pytest.CaptureFixture[str]) -> None:
-    """A server runs an adapter by request (tests/test_llama_cpp_server.py): the file must exist,
+    """A server runs an adapter by request (tests/test_llama_server_binary.py): the file must exist,
     with its manifest, before anything is sent (port 9 answers nothing)."""
     code = main(["solve", "game24", "4 9 10 13", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
                  "--adapter", "some.gguf"])

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 
 from solver.baseline_capabilities import AnswerGrammar, AnswerParser
 from solver.baselines import BaselineConfig, run_baseline
-from solver.capabilities import find
 from solver.lm.client import LMClient
 from solver.lm.grammar_report import grammar_setting
 from solver.run import Settings, make_client, solve
 from solver.settings import ModelSettings, SearchSettings
+from solver.task_capabilities import find
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests.fakes import ScriptedBackend

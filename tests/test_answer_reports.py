@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.capabilities import LegalMoves, find
 from solver.expansion import rule_failure
 from solver.task import Thought
+from solver.task_capabilities import LegalMoves, find
 from solver.tools.cli import main
 from tasks.crosswords.task import Crosswords
 from tasks.game24.task import Game24

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.capabilities import HasOracle, LegalMoves, Restorable, find
 from solver.evaluators import Oracle
 from solver.generators import EnumerateRank
 from solver.searches.tot import bfs, dfs
+from solver.task_capabilities import HasOracle, LegalMoves, Restorable, find
 from solver.tools.audit.figures import audit
 from solver.tools.audit.judgements import judgement_class, score_classes
 from solver.tools.audit.render import render

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from solver.baseline_capabilities import AnswerParser
 from solver.baselines import BaselineConfig, majority, run_baseline, supports
 from solver.budget import Budget, Usage
-from solver.capabilities import LegalMoves, Unchecked, find
 from solver.expansion import rule_failure
 from solver.lm.client import LMClient
 from solver.task import Thought
+from solver.task_capabilities import LegalMoves, Unchecked, find
 from solver.tools.bench import chain_lost_at
 from solver.trace import Trace
 from tasks.game24 import Game24

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from solver.lm import capabilities
+from solver.lm import server_features
 from solver.lm.base import GenParams
-from solver.lm.capabilities import COST_PROMPT
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
+from solver.lm.server_features import COST_PROMPT
 from solver.tools.cli import main
 from tests.fake_server import FakeOpenAIServer
 
@@ -24,7 +24,7 @@ TEXT = "4 * 6 = 24 (left: 24)"
 
 @pytest.fixture(autouse=True)
 def _fresh_capabilities() -> None:
-    capabilities.forget()
+    server_features.forget()
 
 
 def _burst(url: str, notes: list[str], probe: bool = True, n: int = 6) -> list[list[str]]:
@@ -48,7 +48,7 @@ def test_a_server_that_serves_one_at_a_time_gets_one_at_a_time(slots: int | None
     with FakeOpenAIServer(["slow"], delay=0.3, serial=True, slots=slots) as srv:
         texts = _burst(srv.url, notes)
         busy = srv.max_busy
-        probes = [r for r in srv.requests if (r.body or {}).get("prompt") == capabilities.PROBE_PROMPT]
+        probes = [r for r in srv.requests if (r.body or {}).get("prompt") == server_features.PROBE_PROMPT]
     assert texts == [[TEXT]] * 6
     # The probe's two requests at once are the only time the server had two (it queued them itself).
     assert len(notes) == 1 and "serves one request at a time" in notes[0]
@@ -119,7 +119,7 @@ def test_auto_scores_labels_by_the_cheaper_mode_as_measured() -> None:
         scoring = [r.body for r in srv.requests if (r.body or {}).get("prompt") == "4 4 10\n"]
     assert len(scoring) == 1 and not scoring[0].get("echo") and scoring[0]["logprobs"] == 5  # type: ignore[union-attr]
     assert len(notes) == 1 and "scoring by top-logprobs for labels (cheaper here" in notes[0]
-    costs = capabilities._CACHE[(srv.url, "fake-model")]["costs"]
+    costs = server_features._CACHE[(srv.url, "fake-model")]["costs"]
     assert costs["echo"] > costs["top-logprobs"] + 0.25  # type: ignore[index,operator]
 
 
@@ -128,18 +128,18 @@ def test_auto_scores_by_echo_where_echo_is_cheaper() -> None:
     # its requests for all labels cost less than one top-logprobs request; texts always by echo.
     notes: list[str] = []
     with FakeOpenAIServer(["ok"]) as srv:
-        caps = capabilities.Capabilities(echo=True, top_logprobs=5, costs={"echo": 0.01, "top-logprobs": 0.5})
+        caps = server_features.Capabilities(echo=True, top_logprobs=5, costs={"echo": 0.01, "top-logprobs": 0.5})
         from solver.lm.openai_backend import choose_scoring
 
         assert choose_scoring(caps, 3, True)[0] == "echo"
         assert choose_scoring(caps, 3, False)[0] == "echo"
-        slow = capabilities.Capabilities(echo=True, top_logprobs=5, costs={"echo": 0.5, "top-logprobs": 0.5})
+        slow = server_features.Capabilities(echo=True, top_logprobs=5, costs={"echo": 0.5, "top-logprobs": 0.5})
         assert choose_scoring(slow, 3, True)[0] == "top-logprobs"
         assert choose_scoring(slow, 3, False)[0] == "echo"  # texts need echo, whatever it costs
-        over = capabilities.Capabilities(echo=True, top_logprobs=5, costs={"echo": None, "top-logprobs": 0.5,
+        over = server_features.Capabilities(echo=True, top_logprobs=5, costs={"echo": None, "top-logprobs": 0.5,
                                                                            "echo_over": 10.0})
         assert choose_scoring(over, 1, True)[0] == "top-logprobs"
-        assert choose_scoring(capabilities.Capabilities(echo=False, top_logprobs=0), 3, True)[0] is None
+        assert choose_scoring(server_features.Capabilities(echo=False, top_logprobs=0), 3, True)[0] is None
         _score_labels(srv.url, notes)
     assert len(notes) == 1 and "scoring by" in notes[0]
 
@@ -149,9 +149,9 @@ def test_an_echo_far_slower_than_top_logprobs_is_abandoned_by_the_probe() -> Non
     notes: list[str] = []
     with FakeOpenAIServer(["ok"], echo_delay=3.0) as srv:
         _score_labels(srv.url, notes)
-    costs = capabilities._CACHE[(srv.url, "fake-model")]["costs"]
+    costs = server_features._CACHE[(srv.url, "fake-model")]["costs"]
     # Abandoned at the floor (2 s), not waited for: no echo figure, the bound recorded instead.
-    assert costs["echo"] is None and costs["echo_over"] == capabilities.ECHO_FLOOR  # type: ignore[index]
+    assert costs["echo"] is None and costs["echo_over"] == server_features.ECHO_FLOOR  # type: ignore[index]
     assert "echo is far slower here" in notes[0] and "echo over 2 s" in notes[0]
 
 

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver.budget import Usage
-from solver.capabilities import LegalMoves, find
 from solver.evaluators import Oracle
 from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams
@@ -17,6 +16,7 @@ from solver.lm.client import LMClient
 from solver.run import SearchSettings, Settings, solve
 from solver.searches.controller import long_search
 from solver.task import Thought
+from solver.task_capabilities import LegalMoves, find
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tasks.sudoku.generator import generate

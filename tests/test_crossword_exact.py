@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from lexicon import build_lexicon, default_lexicon
 from solver.budget import Budget
-from solver.capabilities import LegalMoves, LimitedMoves, find
 from solver.run import SearchSettings, Settings, solve
 from solver.task import Thought
+from solver.task_capabilities import LegalMoves, LimitedMoves, find
 from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.crosswords import Crosswords

@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 from lexicon import build_lexicon
 from solver.budget import Budget, Usage
-from solver.capabilities import HasOracle, LegalMoves, ProposePrompts, Restorable, find
 from solver.evaluators import Oracle, Prior
 from solver.expansion import rule_failure
 from solver.generators import EnumerateRank
 from solver.lm.client import LMClient
 from solver.searches.tot import dfs
 from solver.task import Thought
+from solver.task_capabilities import HasOracle, LegalMoves, ProposePrompts, Restorable, find
 from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.crosswords import Crosswords, parse_thought, prompts

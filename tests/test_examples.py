@@ -17,8 +17,8 @@ from types import ModuleType
 
 from hypothesis import strategies as st
 
-from solver.capabilities import LegalMoves, find
 from solver.task import Task
+from solver.task_capabilities import LegalMoves, find
 from solver.testing import check_search_invariants
 from solver.testing.parts import check_parts
 from tests.profiles import examples

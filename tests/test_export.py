@@ -519,8 +519,8 @@ def test_a_limited_sudoku_run_is_fast(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_a_step_completion_parses_back_into_the_same_thought(sudoku: tuple[Path, list[str]],
                                                             planning: tuple[Path, str]) -> None:
     """What a model trained on the step files writes is read by the task's own proposal parser."""
-    from solver.capabilities import ProposePrompts, find
     from solver.task import Thought
+    from solver.task_capabilities import ProposePrompts, find
     from tasks.planning.task import Planning
     from tasks.sudoku.task import Sudoku
 

@@ -22,10 +22,10 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.capabilities import LegalMoves, ProposePrompts, ValuePrompts, find
 from solver.evaluators import parse_vote
 from solver.expansion import rule_failure
 from solver.task import Thought
+from solver.task_capabilities import LegalMoves, ProposePrompts, ValuePrompts, find
 from tasks.datafiles import shared_data
 from tasks.game24 import Game24
 from tasks.game24.task import State24, parse_puzzle

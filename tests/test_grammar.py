@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.capabilities import LegalMoves, ProposePrompts, Restorable, ThoughtGrammar, find
 from solver.grammar import alternation, grammar, lines, literal, one_line, repeat
 from solver.task import Thought
+from solver.task_capabilities import LegalMoves, ProposePrompts, Restorable, ThoughtGrammar, find
 from tasks.game24 import Game24, State24
 from tests.gbnf_reference import Grammar, GrammarError
 from verifiers.verdict import Invalid

@@ -10,10 +10,10 @@ from typing import Any, Iterator
 
 import pytest
 
-from solver.capabilities import ProposePrompts, find
 from solver.generators import LINE_TOKENS, thought_grammar
 from solver.grammar import lines
 from solver.lm.base import GenParams, LMError
+from solver.task_capabilities import ProposePrompts, find
 from tasks.game24 import Game24
 from tests.gbnf_reference import Grammar
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.capabilities import HasOracle, LegalMoves, Restorable, find
 from solver.expansion import rule_failure
 from solver.task import Thought
+from solver.task_capabilities import HasOracle, LegalMoves, Restorable, find
 from tasks.planning.blocksworld import DOMAIN, problem
 from tasks.planning.files import join_puzzle
 from tasks.planning.parts import PlannerJudge

@@ -1,5 +1,5 @@
 """The OpenAI-compatible path against a real server: llama-cpp-python's own (the ``server`` extra),
-started by the project's launcher ``python -m solver.lm.llama_server``, serving the embedded model
+started by the project's launcher ``python -m solver.lm.llama_cpp_python_server``, serving the embedded model
 on 127.0.0.1 with one thread.
 
 The server starts once for this file. Each test makes few, short requests (the whole file takes
@@ -27,7 +27,7 @@ pytest.importorskip("llama_cpp")
 for _mod in ("fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings"):
     pytest.importorskip(_mod, reason="llama-cpp-python's server extra is not installed")
 
-from solver.lm import capabilities  # noqa: E402
+from solver.lm import server_features  # noqa: E402
 from solver.lm.base import GenParams  # noqa: E402
 from solver.lm.openai_backend import OpenAIBackend  # noqa: E402
 from solver.tools.cli import main  # noqa: E402
@@ -48,7 +48,7 @@ def _start(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     threads = os.environ.get("TOT_THREADS", "1")
     # The project's launcher (docs/models.md), with no --model: the embedded model under its alias,
     # extra buffer types off (llama_cpp.server's default, on, crashes AMX CPUs on the first decode).
-    cmd = [sys.executable, "-m", "solver.lm.llama_server", "--host", "127.0.0.1", "--port", str(port),
+    cmd = [sys.executable, "-m", "solver.lm.llama_cpp_python_server", "--host", "127.0.0.1", "--port", str(port),
            "--n_threads", threads, "--n_threads_batch", threads, "--n_ctx", "2048"]
     with log.open("wb") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
@@ -80,7 +80,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     proc, url = _start(tmp_path_factory.mktemp("llama_server") / "server.log")
     try:
-        capabilities.forget()
+        server_features.forget()
         yield url
     finally:
         _stop(proc)
@@ -262,10 +262,10 @@ def test_a_grammar_request_is_honoured(server: str) -> None:
     """llama-cpp-python's server takes ``grammar`` in the request body: the propose answer for a
     Game-of-24 state follows the grammar of its legal steps (checked with the independent GBNF
     reader of the tests, and by the task's own gate)."""
-    from solver.capabilities import ProposePrompts, find
     from solver.generators import thought_grammar
     from solver.grammar import lines
     from solver.task import Thought
+    from solver.task_capabilities import ProposePrompts, find
     from tasks.game24 import Game24
     from tests.gbnf_reference import Grammar
     from verifiers.verdict import Invalid

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from solver.lm import capabilities
+from solver.lm import server_features
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
@@ -29,7 +29,7 @@ THOUGHT = "Maybe 13 - 9 = 4 (left: 4 4 10)? Then 4 + 4 = 8 (left: 8 10)."
 
 @pytest.fixture(autouse=True)
 def _fresh_capabilities() -> None:
-    capabilities.forget()
+    server_features.forget()
 
 
 def test_split_thinking_reads_every_form() -> None:

@@ -19,9 +19,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from lexicon import build_lexicon
-from solver.capabilities import HasOracle, find
 from solver.expansion import rule_failure
 from solver.task import Thought
+from solver.task_capabilities import HasOracle, find
 from tasks.crosswords import Crosswords
 from tasks.crosswords.data import load_puzzles
 from tasks.datafiles import shared_data

@@ -6,13 +6,13 @@ import re
 import pytest
 
 from solver.budget import Budget, Usage
-from solver.capabilities import LegalMoves, find
 from solver.evaluators import Oracle, Prior, Value, parse_vote
 from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
 from solver.searches.tot import bfs, dfs
 from solver.task import Thought
+from solver.task_capabilities import LegalMoves, find
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests import references as ref

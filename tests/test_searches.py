@@ -12,7 +12,6 @@ from typing import Any, ClassVar, Iterator
 import pytest
 
 from solver.budget import BudgetExhausted
-from solver.capabilities import LegalMoves, Needs, require
 from solver.evaluators import EVALUATORS, make_evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import GENERATORS, make_generator, register_generator
@@ -21,6 +20,7 @@ from solver.run import ModelSettings, SearchSettings, Settings, solve
 from solver.search_options import check_value, option, option_specs
 from solver.searches import SEARCHES, get_search, register_search, run_search, search_names
 from solver.task import Task, Thought
+from solver.task_capabilities import LegalMoves, Needs, require
 from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.game24 import Game24

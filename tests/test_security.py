@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from solver.capabilities import ProposePrompts, find
 from solver.evaluators import Value, Vote
 from solver.expansion import rule_failure
 from solver.generators import Propose, Sample
@@ -25,6 +24,7 @@ from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
 from solver.searches.tot import bfs, dfs
+from solver.task_capabilities import ProposePrompts, find
 from solver.tools.cli import main
 from solver.trace import Trace
 from solver.trace_reader import read_trace

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from solver.lm import capabilities
+from solver.lm import server_features
 from solver.lm.base import EndpointDown, GenParams, LMError, ServerTooSlow
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
@@ -30,7 +30,7 @@ TEXT = "4 * 6 = 24 (left: 24)"
 
 @pytest.fixture(autouse=True)
 def _fresh_capabilities() -> None:
-    capabilities.forget()  # fake servers reuse ports
+    server_features.forget()  # fake servers reuse ports
 
 
 def _dead_url() -> str:
@@ -355,7 +355,7 @@ def test_timeout_error_type() -> None:
 def test_an_endpoint_without_grammar_support_gets_no_grammar_and_the_run_says_so_once(capsys: Any) -> None:
     """The fake answers its scripted text whatever the request asks: it honours no grammar. After
     the probe (one request per way of sending a grammar), no request carries a grammar field."""
-    capabilities.forget()
+    server_features.forget()
     fields = ("grammar", "structured_outputs", "guided_grammar", "ebnf")
     with FakeOpenAIServer(["ok"], text="1 + 1 = 2 (left: 2 4 6)") as srv:
         code = main(["solve", "game24", "4 6 1 1", "--base-url", srv.url, "--model", "fake-model",
@@ -363,9 +363,9 @@ def test_an_endpoint_without_grammar_support_gets_no_grammar_and_the_run_says_so
         bodies = [r.body or {} for r in srv.requests]
     err = capsys.readouterr().err
     assert code in (0, 1)
-    probes = [b for b in bodies if b.get("prompt") == capabilities.PROBE_PROMPT and any(f in b for f in fields)]
+    probes = [b for b in bodies if b.get("prompt") == server_features.PROBE_PROMPT and any(f in b for f in fields)]
     assert [next(f for f in fields if f in b) for b in probes] == list(fields)
-    rest = [b for b in bodies if b.get("prompt") != capabilities.PROBE_PROMPT]
+    rest = [b for b in bodies if b.get("prompt") != server_features.PROBE_PROMPT]
     assert sum("Possible next steps" in str(b.get("prompt")) for b in rest) >= 2
     assert not any(f in b for b in rest for f in fields)
     said = [ln for ln in err.splitlines() if "grammar: not supported" in ln]
@@ -374,7 +374,7 @@ def test_an_endpoint_without_grammar_support_gets_no_grammar_and_the_run_says_so
 
 
 def test_grammar_off_sends_no_grammar_and_no_probe(capsys: Any) -> None:
-    capabilities.forget()
+    server_features.forget()
     with FakeOpenAIServer(["ok"]) as srv:
         main(["solve", "game24", "4 6 1 1", "--base-url", srv.url, "--model", "fake-model",
               "--generator", "propose", "--evaluator", "value", "--grammar", "off"])

@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 
 from solver.baselines import BaselineConfig, run_baseline
 from solver.budget import Budget, Usage
-from solver.capabilities import LegalMoves, find
 from solver.evaluators import make_evaluator
 from solver.generators import make_generator
 from solver.lm.base import Completion, GenParams, LMError
@@ -35,6 +34,7 @@ from solver.lm.session import Session
 from solver.searches.complete import complete_dfs
 from solver.searches.controller import long_search
 from solver.searches.tot import bfs, dfs
+from solver.task_capabilities import LegalMoves, find
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests.fakes import ScriptedBackend

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.capabilities import HasOracle, LegalMoves, ProposePrompts, Restorable, find
 from solver.expansion import rule_failure
 from solver.task import Thought
+from solver.task_capabilities import HasOracle, LegalMoves, ProposePrompts, Restorable, find
 from solver.tools.cli import main
 from tasks.sudoku.baselines import solution_prompt
 from tasks.sudoku.generator import generate

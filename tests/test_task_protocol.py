@@ -3,7 +3,7 @@ built-in part that needs a capability the task lacks (or a model) stops the run 
 naming both; our tasks have exactly the capabilities docs/task-protocol.md says they have.
 
 The expected messages and the capability table below are written out by hand, not built from
-solver/capabilities.py, so that a changed message or a lost capability fails here."""
+solver/task_capabilities.py, so that a changed message or a lost capability fails here."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from solver import baseline_capabilities as bcap
-from solver import capabilities as cap
+from solver import task_capabilities as cap
 from solver.baselines import run_baseline
 from solver.evaluators import EVALUATORS, Value, make_evaluator
 from solver.generators import GENERATORS, Propose, make_generator

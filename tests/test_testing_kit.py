@@ -267,7 +267,7 @@ class ToyCore:
 
 
 def test_a_task_of_composed_parts_passes_and_its_prompts_reach_the_scripted_model() -> None:
-    from solver.capabilities import HasOracle, LegalMoves, ProposePrompts, ValuePrompts
+    from solver.task_capabilities import HasOracle, LegalMoves, ProposePrompts, ValuePrompts
     from solver.testing.parts import check_parts
 
     assert set(check_parts(ToyCore())) == {LegalMoves, ProposePrompts, ValuePrompts, HasOracle}
@@ -299,7 +299,7 @@ class Nothing:
     ((NoStateMoves(),), "NoStateMoves.legal_thoughts (found for LegalMoves on ToyCore) cannot be called as "
                         "legal_thoughts(self, state: 'Any')"),
     ((SyncScore(),), "SyncScore.soft_score (found for SoftScore on ToyCore) must be async"),
-    ((Nothing(),), "part Nothing of ToyCore gives no capability of solver.capabilities"),
+    ((Nothing(),), "part Nothing of ToyCore gives no capability of solver.task_capabilities"),
     ("moves", "ToyCore.parts must be a tuple of part objects, not str"),
 ])
 def test_a_part_that_does_not_really_implement_its_capability_is_caught(parts: Any, message: str) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from solver.capabilities import HasOptions, find
 from solver.run import SearchSettings, Settings, make_client, solve
+from solver.task_capabilities import HasOptions, find
 from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.game24.task import Game24

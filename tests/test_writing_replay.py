@@ -16,10 +16,10 @@ import pytest
 
 from solver.baseline_capabilities import AnswerParser, BaselineTokens
 from solver.baselines import BaselineConfig, run_baseline
-from solver.capabilities import find
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.run import ModelSettings, SearchSettings, Settings, solve
+from solver.task_capabilities import find
 from solver.trace import Trace
 from tasks.writing.coherence import coherence
 from tasks.writing.task import Writing

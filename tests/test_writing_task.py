@@ -8,7 +8,14 @@ import pytest
 
 from solver.baseline_capabilities import AnswerParser, BaselinePrompts, BaselineTokens
 from solver.budget import Usage
-from solver.capabilities import (
+from solver.evaluators import Vote, make_evaluator
+from solver.expansion import rule_failure
+from solver.generators import Sample, make_generator
+from solver.lm.client import LMClient
+from solver.node import NodeFactory
+from solver.run import SearchSettings, Settings, solve
+from solver.task import Task, Thought
+from solver.task_capabilities import (
     HasOracle,
     LegalMoves,
     ProposePrompts,
@@ -20,13 +27,6 @@ from solver.capabilities import (
     find,
     has,
 )
-from solver.evaluators import Vote, make_evaluator
-from solver.expansion import rule_failure
-from solver.generators import Sample, make_generator
-from solver.lm.client import LMClient
-from solver.node import NodeFactory
-from solver.run import SearchSettings, Settings, solve
-from solver.task import Task, Thought
 from solver.trace import Trace
 from tasks.writing import Writing, WritingState
 from tasks.writing.cli import PLUGIN

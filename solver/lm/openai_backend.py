@@ -13,7 +13,8 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from solver.lm.adapters import Adapter
 from solver.lm.base import Completion, EndpointDown, GenParams, LMError, ServerTooSlow, ServerUnavailable
-from solver.lm.capabilities import (
+from solver.lm.logprobs import first_top, total_logprob
+from solver.lm.server_features import (
     FEATURES,
     GRAMMAR_SLOW,
     GRAMMAR_WAYS,
@@ -23,7 +24,6 @@ from solver.lm.capabilities import (
     server_root,
     stream_top,
 )
-from solver.lm.logprobs import first_top, total_logprob
 from solver.lm.thinking import Thinking, parse_thinking, split_thinking
 
 Notify = Callable[[str], None]
@@ -183,7 +183,7 @@ class OpenAIBackend:
                 if not ids:
                     have = ", ".join(Path(str(r.get("path", ""))).name for r in rows) or "none"
                     raise LMError(f"the server at {self.base_url} has not loaded the adapter {name} (it has: {have}); "
-                                  f"start it with --lora {self.adapter.path} (python -m solver.lm.llama_cpp_server "
+                                  f"start it with --lora {self.adapter.path} (python -m solver.lm.llama_server_binary "
                                   f"--adapter {self.adapter.path} does)")
                 chosen = ids[0]
             self._lora = {"lora": [{"id": r["id"], "scale": 1.0 if r["id"] == chosen else 0.0} for r in rows]} \

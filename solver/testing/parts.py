@@ -1,6 +1,6 @@
 """The composition check of the testing kit: every part a task composes is what it claims.
 
-``solver.capabilities.find(task, Capability)`` trusts ``isinstance`` on a runtime protocol, which
+``solver.task_capabilities.find(task, Capability)`` trusts ``isinstance`` on a runtime protocol, which
 only asks whether the member names exist. ``check_parts(task)`` asks more of each part found for
 each capability: every member the protocol declares is there, a method is callable with the
 protocol's parameters (by name and by position), a coroutine method where the protocol's is
@@ -14,8 +14,8 @@ import inspect
 from typing import Any
 
 import solver.baseline_capabilities  # noqa: F401 - registers the baselines' capabilities in CAPABILITIES
-from solver.capabilities import CAPABILITIES, find
 from solver.task import Task
+from solver.task_capabilities import CAPABILITIES, find
 
 __all__ = ["PartBroken", "check_parts", "protocol_members"]
 
@@ -94,5 +94,5 @@ def check_parts(task: Any) -> dict[type, Any]:
     for p in parts or ():
         if not any(isinstance(p, cap) for cap in CAPABILITIES):
             raise PartBroken(f"part {type(p).__name__} of {type(task).__name__} gives no capability of "
-                             "solver.capabilities")
+                             "solver.task_capabilities")
     return found

@@ -8,7 +8,7 @@ state search hands back to the task must be one of those, unchanged.
 Capabilities are forwarded by attribute lookup (``__getattr__``), so ``hasattr(proxy, name)``
 holds exactly when it holds for the wrapped task. The task's composed ``parts`` are wrapped the
 same way (``RecordingPart``), so what search does through a part found with
-``solver.capabilities.find`` is recorded and checked like a call on the task.
+``solver.task_capabilities.find`` is recorded and checked like a call on the task.
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from solver.budget import Usage
-from solver.capabilities import HasOracle, LegalMoves, find, has, require
 from solver.evaluators import EVALUATORS as EVALUATORS_BUILT_IN
 from solver.evaluators import make_evaluator
 from solver.expansion import Expansion
@@ -33,6 +32,7 @@ from solver.searches import get_search
 from solver.settings import ModelSettings, Settings
 from solver.settings import SearchSettings as RunSearch
 from solver.task import Task
+from solver.task_capabilities import HasOracle, LegalMoves, find, has, require
 from solver.testing.invariants import IFF, REPLAY, AnswerCheck, InvariantBroken, Outcome, check_outcome
 from solver.testing.parts import check_parts
 from solver.testing.recording import RecordingTask
@@ -60,9 +60,9 @@ _FAST_TMP = "/dev/shm" if Path("/dev/shm").is_dir() else None  # sqlite commits 
 
 def capable(task: Any, name: str) -> bool:
     """Whether ``task`` has every capability the built-in generator or evaluator ``name`` declares
-    it needs (``solver.capabilities``); a name the task makes itself (``OwnGenerators``,
+    it needs (``solver.task_capabilities``); a name the task makes itself (``OwnGenerators``,
     ``OwnEvaluators``) is taken as given."""
-    from solver.capabilities import needs_of
+    from solver.task_capabilities import needs_of
 
     if name in GENERATORS_BUILT_IN:
         part: Any = make_generator(name)

@@ -17,9 +17,9 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from solver.capabilities import LegalMoves, find
 from solver.lm.base import Completion, GenParams, LMError
 from solver.task import Thought
+from solver.task_capabilities import LegalMoves, find
 from solver.testing.recording import RecordingTask
 from verifiers.verdict import Invalid
 

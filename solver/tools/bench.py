@@ -28,14 +28,6 @@ from solver.baselines import (
     require_baseline,
     run_baseline,
 )
-from solver.capabilities import (
-    HasOracle,
-    MissingCapability,
-    Unchecked,
-    find,
-    has,
-    missing_message,
-)
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.inputs import MAX_PUZZLE_FILE, ascii_int, read_text
@@ -55,6 +47,14 @@ from solver.run import (
 )
 from solver.searches import SEARCHES, search_names
 from solver.task import Thought
+from solver.task_capabilities import (
+    HasOracle,
+    MissingCapability,
+    Unchecked,
+    find,
+    has,
+    missing_message,
+)
 from solver.tools.cli import UsageError, _add_search_args, check_search_options, output_file, settings_from
 from solver.tools.executor import (
     Executor,

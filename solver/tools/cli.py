@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from solver.budget import Budget
-from solver.capabilities import HasOracle, find
 from solver.evaluators import EVALUATORS
 from solver.generators import GENERATORS
 from solver.lm.adapters import adapter_of
@@ -28,6 +27,7 @@ from solver.run import RunStopped, check_settings, make_client, make_parts, scor
 from solver.search_options import check_value
 from solver.searches import SEARCHES, declared_options, search_names
 from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings, SearchSettings, Settings
+from solver.task_capabilities import HasOracle, find
 from solver.tools.plugins import TaskPlugin, load_plugins
 from solver.trace import Trace
 from verifiers.report import AnswerReport

@@ -40,8 +40,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol, Sequence, runtime_checkable
 
-from solver.capabilities import HasOracle, LegalMoves, TrainingPrompts, find, missing_message
 from solver.inputs import MAX_DATA_FILE, read_text
+from solver.task_capabilities import HasOracle, LegalMoves, TrainingPrompts, find, missing_message
 from solver.tools.executor import (
     Executor,
     InProcess,

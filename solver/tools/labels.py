@@ -18,8 +18,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Hashable
 
-from solver.capabilities import HasDistance, HasOracle, LegalMoves, LimitedMoves, find, require
 from solver.task import Task
+from solver.task_capabilities import HasDistance, HasOracle, LegalMoves, LimitedMoves, find, require
 from verifiers.verdict import Invalid, Solved
 
 __all__ = ["LabelledState", "LabelledStep", "Undecided", "Walk", "label_state", "walk"]

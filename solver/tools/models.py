@@ -58,7 +58,7 @@ async def _one(url: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def _grammar_choice(caps: Any) -> str:
     """What --grammar auto does on this server, and why."""
-    from solver.lm.capabilities import GRAMMAR_SLOW
+    from solver.lm.server_features import GRAMMAR_SLOW
 
     if not caps.grammar:
         return "off (the server takes no grammar)"

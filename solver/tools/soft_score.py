@@ -16,8 +16,8 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from solver.baseline_capabilities import SoftScore
-from solver.capabilities import find, has, missing_message
 from solver.lm.client import LMClient
+from solver.task_capabilities import find, has, missing_message
 from solver.tools.stats import mean_interval, wilson
 
 MAX_SCORED_CHARS = 8000

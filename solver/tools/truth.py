@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
-from solver.capabilities import HasOracle, Restorable, find, missing_message
+from solver.task_capabilities import HasOracle, Restorable, find, missing_message
 
 JUDGED_CUTS = frozenset({"pruned", "beam", "unvisited"})  # fates decided by the evaluator's judgement
 STRUCTURAL_CUTS = frozenset({"depth", "children"})

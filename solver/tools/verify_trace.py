@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from solver.capabilities import Unchecked, find
 from solver.expansion import rule_failure
 from solver.task import Thought
+from solver.task_capabilities import Unchecked, find
 from solver.trace_reader import read_trace
 from verifiers.verdict import Invalid, Solved, Valid
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
-from solver.capabilities import Needs, no_model, require
 from solver.lm.session import Session
 from solver.node import Node
+from solver.task_capabilities import Needs, no_model, require
 from tasks.crosswords.parts import CandidateWords, clue_value_prompt
 from verifiers.crossword import Fillability, FillLevel, fillability
 

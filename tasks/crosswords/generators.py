@@ -7,9 +7,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from solver.capabilities import Needs, require
 from solver.lm.session import Session
 from solver.task import Thought
+from solver.task_capabilities import Needs, require
 from tasks.crosswords.parts import CandidateWords, rank_prompt
 
 

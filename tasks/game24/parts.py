@@ -1,6 +1,6 @@
 """The optional parts of the Game-of-24 task, each a small object the task composes: its legal
 steps, the search prompts and their parsers, the exact oracle, restore from a trace, the paper's
-unchecked mode and the options that rebuild the task (``solver.capabilities`` names each)."""
+unchecked mode and the options that rebuild the task (``solver.task_capabilities`` names each)."""
 
 from __future__ import annotations
 

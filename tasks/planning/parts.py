@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
-from solver.capabilities import Needs, require
 from solver.task import Thought
+from solver.task_capabilities import Needs, require
 from tasks.planning import prompts
 from tasks.planning.state import OracleUnknown, PlanState, read_problem, step
 from verifiers.pddl_model import Problem, atom_text

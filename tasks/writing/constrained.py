@@ -37,11 +37,11 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
-from solver.capabilities import Needs, SamplePrompts, no_model, require
 from solver.generators import first_thoughts
 from solver.lm.base import GenParams
 from solver.lm.session import Session
 from solver.task import Thought
+from solver.task_capabilities import Needs, SamplePrompts, no_model, require
 from tasks.writing import prompts
 
 LEAD_TOKENS = 48  # one line: a lead-in of a sentence or two, then (usually) the required sentence

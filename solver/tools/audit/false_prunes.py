@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from solver.capabilities import HasOracle, Restorable, require, task_options
+from solver.task_capabilities import HasOracle, Restorable, require, task_options
 from solver.tools.audit.figures import audit_with, searches
 from solver.tools.audit.render import render
 from solver.tools.stats import Proportion

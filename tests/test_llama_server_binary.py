@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from solver.lm import llama_cpp_server as launcher
+from solver.lm import llama_server_binary as launcher
 from solver.lm.adapters import read_adapter, shipped
 from solver.lm.base import GenParams, LMError
 from solver.lm.openai_backend import OpenAIBackend
@@ -232,7 +232,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     env = {**os.environ, "TOT_THREADS": "2"}
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     sink = log.open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "solver.lm.llama_cpp_server", "--adapter", "game24",
+    proc = subprocess.Popen([sys.executable, "-m", "solver.lm.llama_server_binary", "--adapter", "game24",
                              "--port", str(port), "--host", "127.0.0.1"], env=env,
                             stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

