@@ -15,8 +15,7 @@ from solver.lm.base import Backend, LMError, ServerUnavailable
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.lm.grammar_report import grammar_setting
-from solver.search_options import OptionValue
-from solver.searches import declared_options, get_search
+from solver.searches import get_search
 from solver.settings import DEFAULT_EVALUATOR, DEFAULT_GENERATOR, ModelSettings, SearchSettings, Settings
 from solver.task import ValueScale
 from solver.task_capabilities import (
@@ -45,7 +44,7 @@ def make_backend(s: ModelSettings) -> Backend:
             raise ValueError(f"no such GGUF file: {s.model} (a server model needs --backend openai or --base-url)")
         from solver.lm.adapters import resolve_adapter
 
-        adapter = resolve_adapter(s.adapter, s.task, default_model=not s.model)
+        adapter = resolve_adapter(s.adapter, s.task, default_model=not s.model, shipped=s.shipped_adapters)
         return LocalBackend(s.model or None, context=s.context, adapter=adapter)
     if s.backend == "openai":
         from solver.lm.adapters import resolve_adapter
@@ -57,7 +56,8 @@ def make_backend(s: ModelSettings) -> Backend:
         adapter = resolve_adapter(s.adapter, s.task, default_model=False)
         # auto: the adapter shipped for the task, taken where a llama.cpp server has it loaded on
         # the embedded model (OpenAIBackend.settle_adapter, before the run's first prompt)
-        auto = resolve_adapter("auto", s.task, default_model=True) if s.adapter == "auto" else None
+        auto = (resolve_adapter("auto", s.task, default_model=True, shipped=s.shipped_adapters)
+                if s.adapter == "auto" else None)
         urls: list[str | None] = [*split_urls(s.base_url)] or [None]
         auto = auto if len(urls) == 1 else None
         model = s.model or os.environ.get("OPENAI_MODEL")
@@ -192,18 +192,12 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     adapter = adapter_of(client.backend) if client else None
     trace.emit("start", task=task.name, puzzle=puzzle, options=task_options(task), method=o.method,
                model=client.backend.name if client else None, generator=o.generator,
-               evaluator=o.evaluator, breadth=_breadth(o), seed=s.model.seed, gate=o.gate, grammar=grammar,
+               evaluator=o.evaluator, seed=s.model.seed, gate=o.gate, grammar=grammar,
                **({"adapter": adapter.describe()} if adapter is not None else {}))
     try:
         return await search(run, o)
     except ServerUnavailable as exc:  # the server stopped answering: the results so far, then the error
         raise RunStopped(run.result(None, None, "server", error=str(exc)), str(exc)) from None
-
-
-def _breadth(o: SearchSettings) -> OptionValue:
-    """The start event's ``breadth`` (whatever the search: readers replay BFS with it): the value
-    given, else the declared default."""
-    return o.options.get("breadth", declared_options()["breadth"].spec.default)
 
 
 class RunStopped(ServerUnavailable):

@@ -70,7 +70,8 @@ class ModelSettings:
     cache_mode: CacheMode = "record"
     context: int | None = None  # embedded model: cap on its context window (None: TOT_CONTEXT or 8192)
     adapter: str = "auto"  # embedded model: a LoRA adapter, auto (the task's shipped one), off or a path
-    task: str | None = None  # the task being run (which shipped adapter ``auto`` means)
+    task: str | None = None  # the task being run (an adapter trained for another task is refused)
+    shipped_adapters: tuple[str, ...] = ()  # the task's own adapters (its plugin's ``adapters``): ``auto`` picks one
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 

@@ -25,13 +25,14 @@ from pathlib import Path
 import pytest
 
 from solver.lm import startup_check
-from solver.lm.adapters import SHIPPED, AdapterError, check_adapter_fits, file_sha256, read_adapter
+from solver.lm.adapters import AdapterError, check_adapter_fits, file_sha256, read_adapter
 from solver.lm.gguf_check import GGUFError, check_fits, check_lora, read_gguf
 from solver.lm.local import model_path
+from tasks.game24.cli import SHIPPED_ADAPTER
 
 pytestmark = pytest.mark.model
 
-ADAPTER = SHIPPED / "game24.gguf"
+ADAPTER = SHIPPED_ADAPTER
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Hypothesis feeds the adapter reader and checks (``read_adapter``, then ``check_adapter_fits``
 against the embedded model) 2,000 random and mutated adapter files: the shipped
-solver/lm/adapters/game24.gguf cut anywhere, with bytes flipped, header fields (version, tensor and
+tasks/game24/adapters/game24.gguf cut anywhere, with bytes flipped, header fields (version, tensor and
 key counts) set to edge values, a tensor's name, dimension count, shape, type or offset corrupted, a
 key's name, type, length or value corrupted, a LoRA pair's halves swapped; ``GGUF`` then random
 bytes; random bytes; the start of the base model's file and the file itself. Each must be a
@@ -29,14 +29,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.lm.adapters import SHIPPED, AdapterError, check_adapter_fits, file_sha256, read_adapter
+from solver.lm.adapters import AdapterError, check_adapter_fits, file_sha256, read_adapter
 from solver.lm.local import model_path
+from tasks.game24.cli import SHIPPED_ADAPTER
 from tests.profiles import examples
 from tests.test_adapter_files import load_each
 
 pytestmark = pytest.mark.model
 
-ADAPTER = SHIPPED / "game24.gguf"
+ADAPTER = SHIPPED_ADAPTER
 EXAMPLES = examples(2000)
 MAX_LOADS = 6  # files that passed the checks, loaded by llama.cpp (one of each kind of mutation at most)
 

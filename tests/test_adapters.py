@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from solver.lm.adapters import SHIPPED, Adapter, AdapterError, read_adapter, resolve_adapter, trained_for
+from solver.lm.adapters import Adapter, AdapterError, read_adapter, resolve_adapter, trained_for
 from solver.lm.base import LMError
 from solver.lm.client import LMClient
 from solver.run import SearchSettings, Settings, solve
@@ -20,6 +20,7 @@ from solver.settings import ModelSettings
 from solver.tools.bench import search_settings, split_adapter, split_search, with_adapters
 from solver.tools.cli import UsageError, main
 from solver.trace import Trace
+from tasks.game24.cli import SHIPPED_ADAPTER
 from tasks.game24.task import Game24
 from tests.fakes import ScriptedBackend
 
@@ -28,7 +29,7 @@ def _adapter_files(tmp_path: Path, manifest: dict[str, Any] | None, body: bytes 
                    name: str = "mine") -> Path:
     """An adapter file (the shipped adapter's bytes unless ``body``) with ``manifest`` beside it."""
     path = tmp_path / f"{name}.gguf"
-    path.write_bytes((SHIPPED / "game24.gguf").read_bytes() if body is None else body)
+    path.write_bytes(SHIPPED_ADAPTER.read_bytes() if body is None else body)
     if manifest is not None:
         path.with_suffix(".json").write_text(json.dumps(manifest), encoding="utf-8")
     return path
@@ -84,13 +85,18 @@ def test_an_unreadable_adapter_file() -> None:
 
 
 def test_resolve(tmp_path: Path) -> None:
-    assert resolve_adapter("off", "game24", default_model=True) is None
-    assert resolve_adapter("auto", "no-such-task", default_model=True) is None
-    shipped = SHIPPED / "game24.gguf"
-    if shipped.is_file():  # the shipped adapter: auto uses it with the default model only
-        a = resolve_adapter("auto", "game24", default_model=True)
-        assert (a is not None) == read_adapter(shipped).default
-        assert resolve_adapter("auto", "game24", default_model=False) is None
+    shipped = (SHIPPED_ADAPTER,)
+    assert resolve_adapter("off", "game24", default_model=True, shipped=shipped) is None
+    assert resolve_adapter("auto", "no-such-task", default_model=True) is None  # a task that ships none
+    # the task's shipped adapter: auto uses it with the default model only
+    a = resolve_adapter("auto", "game24", default_model=True, shipped=shipped)
+    assert a is not None and a.path == SHIPPED_ADAPTER and read_adapter(SHIPPED_ADAPTER).default
+    assert resolve_adapter("auto", "game24", default_model=False, shipped=shipped) is None
+    # auto takes the first shipped adapter whose manifest makes it the default
+    plain = _adapter_files(tmp_path, {"task": "game24", "trained_for": ["value"]}, name="plain")
+    assert resolve_adapter("auto", "game24", default_model=True, shipped=(plain,)) is None
+    b = resolve_adapter("auto", "game24", default_model=True, shipped=(plain, SHIPPED_ADAPTER))
+    assert b is not None and b.path == SHIPPED_ADAPTER
     path = _adapter_files(tmp_path, {"task": "sudoku", "trained_for": ["value"]})
     with pytest.raises(LMError, match="trained for sudoku, not game24"):
         resolve_adapter(str(path), "game24", default_model=True)
@@ -179,7 +185,7 @@ def test_a_bad_adapter_path_is_the_users_input(capsys: pytest.CaptureFixture[str
     if name.startswith("/proc") and not Path(name).exists():
         pytest.skip("needs Linux's /proc/self/mem")
     (tmp_path / "dir.gguf").mkdir()
-    _adapter_files(tmp_path, {"trained_for": ["value"]}, (SHIPPED / "game24.gguf").read_bytes()[:1024], name="cut")
+    _adapter_files(tmp_path, {"trained_for": ["value"]}, SHIPPED_ADAPTER.read_bytes()[:1024], name="cut")
     code = main(["solve", "game24", "4 9 10 13", "--adapter", str(tmp_path / name)])
     err = capsys.readouterr().err
     assert code == 2 and says in err and err.count("\n") == 1 and err.startswith("tot: error:"), err
@@ -202,7 +208,7 @@ def test_bench_refuses_a_cut_adapter_before_it_writes_anything(tmp_path: Path, m
     """A cut adapter file is one line and exit 2 before the results folder is made or a worker
     starts (with --jobs 2 every pair was an error row, and the bench exited 0)."""
     path = _adapter_files(tmp_path, {"trained_for": ["value"], "task": "game24"},
-                          (SHIPPED / "game24.gguf").read_bytes()[:1000])
+                          SHIPPED_ADAPTER.read_bytes()[:1000])
     monkeypatch.chdir(tmp_path)
     argv = ["bench", "game24", "--range", "901-902", "--methods", "tot-bfs:enumerate:likelihood", "--jobs", "2",
             "--out", "out"]

@@ -19,10 +19,11 @@ from typing import Any, Iterator
 import pytest
 
 from solver.lm import llama_server_binary as launcher
-from solver.lm.adapters import read_adapter, shipped
+from solver.lm.adapters import read_adapter
 from solver.lm.base import GenParams, LMError
 from solver.lm.openai_backend import OpenAIBackend
 from solver.tools.cli import main
+from tasks.game24.cli import SHIPPED_ADAPTER
 from tests.fake_server import FakeOpenAIServer
 
 # ---- the launcher's command line --------------------------------------------------------------
@@ -50,13 +51,14 @@ def test_the_launcher_serves_the_embedded_model_with_the_flags_that_match_it(
 def test_the_launcher_loads_an_adapter_that_requests_ask_for(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr("solver.lm.local.model_path", lambda: tmp_path / "m.gguf")
-    path = shipped("game24")
-    assert path is not None
+    path = SHIPPED_ADAPTER
     for given in (["--adapter", "game24"], [f"--adapter={path}"]):
         args = launcher.server_args(given)
         assert Path(_value(args, "--lora")).resolve() == path.resolve()
         assert "--lora-init-without-apply" in args  # a request gets the adapter only when it asks for it
         assert _value(args, "--alias") == "gemma3-270m" and "--adapter" not in " ".join(args)
+    with pytest.raises(LMError, match="no task of that name"):  # a task's name is looked up among the tasks
+        launcher.server_args(["--adapter", "no-such-task"])
     with pytest.raises(LMError, match="--adapter needs"):
         launcher.server_args(["--adapter"])
 
@@ -78,8 +80,7 @@ def test_without_llama_server_the_launcher_says_how_to_get_it(
 # ---- adapters asked for by request ------------------------------------------------------------
 
 def _adapter_backend(url: str) -> OpenAIBackend:
-    path = shipped("game24")
-    assert path is not None
+    path = SHIPPED_ADAPTER
     return OpenAIBackend("gemma3-270m+game24", url, max_retries=0, adapter=read_adapter(path))
 
 
@@ -266,7 +267,7 @@ def _solve(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any
 @needs_server
 def test_the_default_through_llama_server_with_the_adapter_is_the_embedded_models_search(
         server: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
-    path = str(shipped("game24"))
+    path = str(SHIPPED_ADAPTER)
     embedded = _solve(["solve", "game24", "1 2 4 7"], capsys)  # the defaults: the shipped adapter (auto)
     same = ("answer", "expanded", "proposed", "calls", "adapter")
     for flag in ([], ["--adapter", path]):  # auto takes the server's; a path asks for it

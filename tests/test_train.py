@@ -119,10 +119,10 @@ def test_init_refuses_what_is_not_a_lora_adapter_in_one_line(export_dir: Path, t
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """Before the model is loaded: a missing file, a file that is not GGUF, a cut adapter."""
     _needs_train_extra()
-    from solver.lm.adapters import SHIPPED
+    from tasks.game24.cli import SHIPPED_ADAPTER
 
     cut = tmp_path / "cut.gguf"
-    cut.write_bytes((SHIPPED / "game24.gguf").read_bytes()[:50_000])
+    cut.write_bytes(SHIPPED_ADAPTER.read_bytes()[:50_000])
     text = tmp_path / "notes.gguf"
     text.write_text("not a model\n")
     for init, says in ((tmp_path / "none.gguf", "no such file"), (text, "not a readable GGUF file"),
@@ -173,11 +173,11 @@ def test_training_can_start_from_the_shipped_adapter(export_dir: Path, tmp_path:
     the label gaps its manifest recorded for the trained PyTorch model (before any step), and a run
     from it records where it started and its held-out step loss."""
     _needs_train_extra()
-    from solver.lm.adapters import SHIPPED
     from solver.lm.local import model_path
     from solver.tools.train.lora import Trainer
+    from tasks.game24.cli import SHIPPED_ADAPTER
 
-    shipped = SHIPPED / "game24.gguf"
+    shipped = SHIPPED_ADAPTER
     recorded = json.loads(shipped.with_suffix(".json").read_text(encoding="utf-8"))["conversion_check"]["gaps"][:6]
     trainer = Trainer(model_path(), TrainConfig(threads=2, precision="fp32"), log=lambda _line: None)
     fresh = trainer.label_gaps([g["prompt"] for g in recorded])
@@ -218,10 +218,11 @@ def test_the_shipped_adapter_gives_its_recorded_label_probabilities() -> None:
     what another CPU's kernels move them (GAP_TOLERANCE)."""
     import asyncio
 
-    from solver.lm.adapters import SHIPPED, read_adapter
+    from solver.lm.adapters import read_adapter
     from solver.lm.local import LocalBackend
+    from tasks.game24.cli import SHIPPED_ADAPTER
 
-    adapter = read_adapter(SHIPPED / "game24.gguf")
+    adapter = read_adapter(SHIPPED_ADAPTER)
     assert adapter.trained_for == {"value"} and adapter.task == "game24"
     gaps = adapter.manifest["conversion_check"]["gaps"]
     assert len(gaps) == 24

@@ -1,10 +1,12 @@
 """LoRA adapters for the embedded model: the ones shipped with the package and the ones a user
 trains (``tot train``), each a GGUF LoRA file with a JSON manifest beside it.
 
-``--adapter auto`` (the default) uses the adapter shipped for the task being solved where its
-manifest says it measurably helps (``"default": true``, with the figures), and only with the
-embedded default model it was trained on; ``off`` never uses one; a path uses that file (its
-manifest must name the base model's sha256, which is checked against the model loaded).
+A task ships its adapters itself (its plugin's ``adapters``, e.g. ``tasks/game24/adapters/``);
+the command line hands their paths to the run (``ModelSettings.shipped_adapters``), and this
+module names no task. ``--adapter auto`` (the default) uses the first of them whose manifest says
+it measurably helps (``"default": true``, with the figures), and only with the embedded default
+model it was trained on; ``off`` never uses one; a path uses that file (its manifest must name the
+base model's sha256, which is checked against the model loaded).
 
 An adapter changes which thought is tried first and how states are ranked, never a verdict:
 every thought still passes the gate. A model run with an adapter is a different model: its
@@ -21,16 +23,15 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 from solver.lm.base import LMError
 from solver.lm.cache import cache_dir
 from solver.lm.gguf_check import GGUFError, GGUFFile, LoraInfo, check_fits, check_lora, read_gguf
 
-__all__ = ["Adapter", "AdapterBackend", "AdapterError", "SHIPPED", "adapter_of", "check_adapter_fits", "file_sha256",
-           "read_adapter", "resolve_adapter", "trained_for"]
+__all__ = ["Adapter", "AdapterBackend", "AdapterError", "adapter_of", "check_adapter_fits", "default_adapter",
+           "file_sha256", "read_adapter", "resolve_adapter", "trained_for"]
 
-SHIPPED = Path(__file__).resolve().parent / "adapters"
 MAX_MANIFEST = 1 << 20
 KINDS = ("value", "step")
 
@@ -186,26 +187,24 @@ def check_adapter_fits(adapter: Adapter, model: Path) -> None:
         raise AdapterError(f"the adapter {adapter.path.name} does not fit the model {model.name}: {exc}") from None
 
 
-def shipped(task: str | None) -> Path | None:
-    """The adapter shipped for ``task``, if there is one."""
-    if not task:
-        return None
-    p = SHIPPED / f"{task}.gguf"
-    return p if p.is_file() else None
+def default_adapter(shipped: Sequence[str | Path]) -> Adapter | None:
+    """The first of a task's shipped adapters whose manifest makes it the default, or None."""
+    for path in shipped:
+        adapter = read_adapter(path)
+        if adapter.default:
+            return adapter
+    return None
 
 
-def resolve_adapter(setting: str, task: str | None, *, default_model: bool) -> Adapter | None:
+def resolve_adapter(setting: str, task: str | None, *, default_model: bool,
+                    shipped: Sequence[str | Path] = ()) -> Adapter | None:
     """The adapter ``--adapter SETTING`` names for a run of ``task``: ``off`` none; ``auto`` the
-    shipped one for the task where its manifest makes it the default and the run uses the
-    embedded default model; else the file at that path."""
+    default one of the task's ``shipped`` adapters where the run uses the embedded default model;
+    else the file at that path."""
     if setting == "off":
         return None
     if setting == "auto":
-        path = shipped(task)
-        if path is None or not default_model:
-            return None
-        adapter = read_adapter(path)
-        return adapter if adapter.default else None
+        return default_adapter(shipped) if default_model else None
     adapter = read_adapter(setting)
     if task and adapter.task not in (None, task):
         raise AdapterError(f"the adapter {adapter.path.name} was trained for {adapter.task}, not {task}")

@@ -21,8 +21,9 @@ options come first, so the user's own win (llama.cpp keeps an option's last valu
   to 108 states, run to run). ``--parallel 4`` serves four clients at once, at that price;
 - ``-c 4096``, ``-t`` the machine's cores (``TOT_THREADS``), as the embedded model.
 
-``--adapter TASK|PATH`` (this launcher's own option) loads a LoRA adapter from ``tot train``
-(``game24`` names the shipped one) with ``--lora PATH --lora-init-without-apply``. ``tot`` says in
+``--adapter TASK|PATH`` (this launcher's own option) loads a LoRA adapter from ``tot train`` (a
+task's name: the default one of the adapters that task ships, found through its ``tot.tasks``
+plugin as ``tot`` finds it) with ``--lora PATH --lora-init-without-apply``. ``tot`` says in
 every request which adapters apply (``--adapter PATH``: that one at scale 1, the others 0; none:
 all 0), because this llama-server build applied a loaded adapter to requests that do not say,
 ``--lora-init-without-apply`` notwithstanding (measured); other clients get that default.
@@ -38,7 +39,7 @@ from typing import Sequence
 
 from solver.lm.base import LMError
 
-__all__ = ["DEFAULTS", "find_binary", "main", "server_args"]
+__all__ = ["DEFAULTS", "find_binary", "main", "server_args", "task_adapters"]
 
 PROG = "python -m solver.lm.llama_server_binary"
 ALIAS = "gemma3-270m"
@@ -89,12 +90,23 @@ def _take_adapter(args: list[str]) -> tuple[str | None, list[str]]:
         if a == "--adapter":
             adapter = next(it, None)
             if adapter is None:
-                raise LMError("--adapter needs a task name (game24) or an adapter's .gguf path")
+                raise LMError("--adapter needs a task's name or an adapter's .gguf path")
         elif a.startswith("--adapter="):
             adapter = a.split("=", 1)[1]
         else:
             rest.append(a)
     return adapter, rest
+
+
+def task_adapters(task: str) -> tuple[Path, ...]:
+    """The adapters the task named ``task`` ships (its plugin's ``adapters``), its plugin found the
+    way ``tot`` finds tasks, through the ``tot.tasks`` entry points: no task is named here."""
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group="tot.tasks") if ep.name == task]
+    if not found:
+        raise LMError(f"--adapter {task}: no task of that name, and not an adapter's .gguf path")
+    return tuple(Path(p) for p in getattr(found[0].load(), "adapters", ()))
 
 
 def server_args(args: Sequence[str]) -> list[str]:
@@ -107,10 +119,16 @@ def server_args(args: Sequence[str]) -> list[str]:
 
         out += ["-m", str(model_path()), "--alias", ALIAS]
     if adapter_arg is not None:
-        from solver.lm.adapters import read_adapter, shipped
+        from solver.lm.adapters import default_adapter, read_adapter
 
-        path = shipped(adapter_arg) if "/" not in adapter_arg and not adapter_arg.endswith(".gguf") else None
-        adapter = read_adapter(path or adapter_arg)
+        if "/" in adapter_arg or adapter_arg.endswith(".gguf"):
+            adapter = read_adapter(adapter_arg)
+        else:
+            found = default_adapter(task_adapters(adapter_arg))
+            if found is None:
+                raise LMError(f"--adapter {adapter_arg}: that task ships no default adapter; "
+                              "give an adapter's .gguf path")
+            adapter = found
         out += ["--lora", str(adapter.path), "--lora-init-without-apply"]
     return out + rest
 

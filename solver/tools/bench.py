@@ -133,6 +133,7 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         add_score_args(g)
         add_executor_args(sp)
         sp.set_defaults(**getattr(plugin, "solve_defaults", {}))  # as tot solve: writing's sample + vote
+        sp.set_defaults(task_adapters=getattr(plugin, "adapters", ()))  # what --adapter auto picks from
         sp.set_defaults(method="tot-bfs")  # settings_from reads it; --methods picks per run
         sp.set_defaults(**getattr(plugin, "bench_defaults", {}))
     mp = tasks.add_parser("merge", help="join results directories (shards) into one")
@@ -179,7 +180,7 @@ def _check_adapters(settings: Settings, methods: list[str], task: str) -> None:
     for label in dict.fromkeys(split_adapter(m)[1] for m in methods):
         setting = label if label is not None else model.adapter
         if setting not in ("auto", "off"):
-            resolve_adapter(setting, task, default_model=default_model)
+            resolve_adapter(setting, task, default_model=default_model, shipped=model.shipped_adapters)
 
 
 def with_adapters(methods: list[str], adapters: str | None) -> list[str]:

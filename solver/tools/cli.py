@@ -237,6 +237,7 @@ def build_parser(plugins: dict[str, TaskPlugin]) -> argparse.ArgumentParser:
             if action.dest == "method" and task_methods:
                 action.choices = [*(action.choices or ()), *task_methods]
         sp.set_defaults(**getattr(plugin, "solve_defaults", {}))  # e.g. writing: sample + vote, b=1
+        sp.set_defaults(task_adapters=getattr(plugin, "adapters", ()))  # what --adapter auto picks from
         vp = verify_tasks.add_parser(name, help=plugin.help)
         plugin.add_verify_args(vp)
     for module in COMMAND_MODULES:
@@ -312,7 +313,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         concurrency=4 if args.concurrency is None else args.concurrency,
         probe_parallel=args.concurrency is None, cache=args.cache, cache_mode=args.cache_mode, context=args.context,
         prices=dict(args.price), adapter=args.adapter,
-        task=getattr(args, "task", None) or getattr(args, "bench_task", None))
+        task=getattr(args, "task", None) or getattr(args, "bench_task", None),
+        shipped_adapters=tuple(str(p) for p in getattr(args, "task_adapters", ())))
     return Settings(search, model, budget_from(args))
 
 

@@ -30,6 +30,10 @@ class TaskPlugin(Protocol):
     def verify(self, args: argparse.Namespace) -> tuple[bool, str]:
         """(verified, the answer report's lines); ValueError for malformed input (exit status 2)."""
 
+    # Optional: ``adapters``, the LoRA adapters the task ships (paths of GGUF files, each with its
+    # JSON manifest beside it, e.g. ``tasks/game24/adapters/``): ``--adapter auto`` takes the first
+    # whose manifest makes it the default (solver.lm.adapters), and llama.cpp's server launcher
+    # loads it for ``--adapter TASK``.
     # Optional: ``task_from_options(options: dict) -> Task`` rebuilds the task a trace's run header
     # describes (the ``options`` that ``Task.options()`` recorded), for ``tot verify --trace``.
     # Optional, for a task's own methods and bench (planning): ``methods`` with

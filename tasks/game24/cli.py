@@ -14,6 +14,8 @@ from verifiers.arithmetic import read_expression
 
 # tot export: the copy of the paper's 24.csv shipped with the package names the test puzzles
 SHIPPED_CSV = PACKAGED / "24" / "24.csv"
+# The LoRA adapter trained on this task's short prompts (docs/training.md), with its manifest beside it
+SHIPPED_ADAPTER = Path(__file__).resolve().parent / "adapters" / "game24.gguf"
 VAL, TEST = (801, 900), (901, 1000)
 
 
@@ -36,6 +38,8 @@ class Game24Plugin:
     # The tree is finite: by default a complete search (every legal step, model-ordered,
     # backtracking) that finds an answer whenever one exists (solver/searches/complete.py).
     solve_defaults = {"method": "tot-complete"}
+    # The adapters this task ships: ``--adapter auto`` takes the one whose manifest makes it the default.
+    adapters = (SHIPPED_ADAPTER,)
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", nargs="?", help='four numbers, e.g. "4 9 10 13"')

@@ -43,7 +43,7 @@ def add_parser(subparsers: Any, plugins: dict[str, Any]) -> None:
     p.add_argument("--step-share", type=float, default=0.25,
                    help="with --kinds value,step: the share of step examples (default 0.25)")
     p.add_argument("--init", default=None, metavar="ADAPTER.gguf",
-                   help="start from this GGUF LoRA adapter (e.g. solver/lm/adapters/game24.gguf) instead of "
+                   help="start from this GGUF LoRA adapter (e.g. one a task ships in tasks/TASK/adapters/) instead of "
                         "a fresh one; its rank must be --rank")
     p.add_argument("--eval-every", type=int, default=250, help="steps between held-out evaluations (default 250)")
     p.add_argument("--eval-limit", type=int, default=4000,
