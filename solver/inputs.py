@@ -2,17 +2,19 @@
 
 Every such file must be a regular file no larger than a stated cap, checked before it is opened
 for reading, so a FIFO, a device such as /dev/zero or /dev/stdin, or a huge file is refused with a
-one-line ValueError instead of blocking or filling memory.
+one-line ValueError instead of blocking or filling memory. Also the one way a file's sha256 is
+computed (``file_sha256``: export manifests, training data, adapters, the data a task reads).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from pathlib import Path
 
 __all__ = ["MAX_CACHE_FILE", "MAX_DATA_FILE", "MAX_PUZZLE_FILE", "MAX_TRACE_FILE", "MB", "ascii_int",
-           "read_bytes", "read_text", "regular_file"]
+           "file_sha256", "read_bytes", "read_text", "regular_file"]
 
 MB = 1 << 20
 # Caps by kind of file (bytes). Generous for real data; small enough to read into memory.
@@ -38,6 +40,15 @@ def regular_file(path: str | Path, what: str, max_bytes: int) -> Path:
     if st.st_size > max_bytes:
         raise ValueError(f"{what} {p} is {st.st_size} bytes; at most {max_bytes} are read")
     return p
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of the file at ``path`` (hex), read a MiB at a time; OSError where it cannot be read."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(MB), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def read_bytes(path: str | Path, what: str, max_bytes: int) -> bytes:

@@ -18,13 +18,13 @@ the value and likelihood evaluators; ``step``: propose, sample and enumerate-ran
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence, runtime_checkable
 
+from solver.inputs import file_sha256 as sha256_of
 from solver.lm.base import LMError
 from solver.lm.cache import cache_dir
 from solver.lm.gguf_check import GGUFError, GGUFFile, LoraInfo, check_fits, check_lora, read_gguf
@@ -83,8 +83,8 @@ def trained_for(backend: object, kind: str) -> bool:
 
 
 def file_sha256(path: Path) -> str:
-    """The sha256 of a file, remembered in the cache directory by path, size and modification
-    time (the embedded model's 250 MB take a second to hash)."""
+    """``solver.inputs.file_sha256``, remembered in the cache directory by path, size and
+    modification time (the embedded model's 250 MB take a second to hash)."""
     st = path.stat()
     memo = cache_dir() / "sha256.json"
     key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
@@ -96,11 +96,7 @@ def file_sha256(path: Path) -> str:
         known = {}
     if key in known:
         return known[key]
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    digest = h.hexdigest()
+    digest = sha256_of(path)
     known = {k: v for k, v in known.items() if not k.startswith(f"{path.resolve()}|")}
     known[key] = digest
     try:

@@ -40,7 +40,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol, Sequence, runtime_checkable
 
-from solver.inputs import MAX_DATA_FILE, read_text
+from solver.inputs import MAX_DATA_FILE, file_sha256, read_text
 from solver.task_capabilities import HasOracle, LegalMoves, TrainingPrompts, find, missing_message
 from solver.tools.executor import (
     Executor,
@@ -122,14 +122,6 @@ def _names(text: str, allowed: Sequence[str], what: str) -> list[str]:
     return list(dict.fromkeys(got))
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 class _Writers:
     """One ``.part`` file per format; ``finish`` renames each to its name and returns the counts."""
 
@@ -155,7 +147,7 @@ class _Writers:
             f.close()
             os.replace(self.paths[fmt].with_suffix(".jsonl.part"), self.paths[fmt])
             out[fmt] = {"file": self.paths[fmt].name, "records": self.counts[fmt],
-                        "sha256": _sha256(self.paths[fmt])}
+                        "sha256": file_sha256(self.paths[fmt])}
         return out
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 from pathlib import Path
 
-from solver.inputs import MAX_DATA_FILE, read_bytes
+from solver.inputs import MAX_DATA_FILE, file_sha256, regular_file
 from tasks.datafiles import PACKAGED
 from tasks.game24.data import all_multisets, default_csv, load_csv, solvable_puzzles
 from tasks.game24.task import Game24, parse_puzzle
@@ -130,7 +129,7 @@ class Game24Plugin:
 
     def export_options(self, args: argparse.Namespace) -> dict[str, object]:
         path = _data_file(args)
-        return {"data_sha256": hashlib.sha256(read_bytes(path, "data file", MAX_DATA_FILE)).hexdigest()}
+        return {"data_sha256": file_sha256(regular_file(path, "data file", MAX_DATA_FILE))}
 
     def task_from_options(self, options: dict[str, object]) -> Game24:
         """The task a trace's run header describes (``tot verify --trace``)."""

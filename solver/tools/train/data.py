@@ -8,13 +8,12 @@ asked for, or from a puzzle the export held out, stops the run.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from solver.inputs import MAX_DATA_FILE
+from solver.inputs import MAX_DATA_FILE, file_sha256
 from solver.tools.export import read_manifest
 
 __all__ = ["Example", "ExportData", "read_export"]
@@ -57,14 +56,6 @@ class ExportData:
         return out
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def read_export(directory: str | Path, task: str, splits: tuple[str, ...], kinds: tuple[str, ...]) -> ExportData:
     """The examples of ``kinds`` in ``splits`` of the export in ``directory``; ValueError (one
     line) for a missing or foreign export, a file that does not match its manifest, or a record
@@ -89,7 +80,7 @@ def read_export(directory: str | Path, task: str, splits: tuple[str, ...], kinds
             path = root / f["file"]
             if not path.is_file() or path.stat().st_size > MAX_DATA_FILE * 64:
                 raise ValueError(f"{path} is missing or too large")
-            if _sha256(path) != f["sha256"]:
+            if file_sha256(path) != f["sha256"]:
                 raise ValueError(f"{path} does not match the sha256 its manifest records (changed after export?)")
             examples[split][kind] = _read(path, task, split, kind)
     return ExportData(root, manifest, examples, kinds)
