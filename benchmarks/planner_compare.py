@@ -2,7 +2,7 @@
 seconds (median and max over the solved ones) and peak memory, per domain and mode. Every plan
 is validated by the project's simulator (``verifiers.planner.plan`` does it). Each run (backend,
 mode, problem) is one unit of the project's executor and runs in a child process of its own
-(``tasks.planning.planner_runs``), so that its peak memory and its ``--memory-mb`` are its own.
+(``benchmarks/planner_runs.py``), so that its peak memory and its ``--memory-mb`` are its own.
 
     python benchmarks/planner_compare.py --planners fast-downward,pyperplan --modes optimal,satisficing \\
         --seconds 30 --out results.jsonl [--domains blocksworld,grippers] [--range 1-20] [--llmp-dir DIR]
@@ -29,7 +29,10 @@ from pathlib import Path
 
 from solver.tools.executor import Unit, add_executor_args, executor_from
 from tasks.planning.files import LLMP_DOMAINS
-from tasks.planning.planner_runs import limit_memory, run_problem
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import planner_runs  # noqa: E402 - the sibling script: one run in a child process of its own
+from planner_runs import limit_memory, run_problem  # noqa: E402
 
 __all__ = ["add_problem_options", "limit_memory", "table"]
 
@@ -96,6 +99,10 @@ def main() -> None:
             executor = executor_from(a)
         except ValueError as exc:
             sys.exit(f"planner_compare: {exc}")
+        if a.ray:  # Ray's workers cannot import a script of benchmarks/: its functions travel by value
+            import ray.cloudpickle
+
+            ray.cloudpickle.register_pickle_by_value(planner_runs)
         start = time.monotonic()
         print(f"{len(units)} run(s) on {executor.name}", file=sys.stderr, flush=True)
         try:

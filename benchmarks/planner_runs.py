@@ -1,8 +1,9 @@
 """One planner run on one LLM+P problem, in a child process of its own: the unit of the planner
-comparison (``benchmarks/planner_compare.py``), wherever an executor runs it (this machine's
-processes or a Ray cluster's nodes).
+comparison (``benchmarks/planner_compare.py``, its only user, which imports this sibling script),
+wherever an executor runs it (this machine's processes or a Ray cluster's nodes: a node runs this
+file by its path, so it needs this checkout at the same place).
 
-    python -m tasks.planning.planner_runs PLANNER MODE DOMAIN N --seconds S [--memory-mb M] [--llmp-dir DIR]
+    python benchmarks/planner_runs.py PLANNER MODE DOMAIN N --seconds S [--memory-mb M] [--llmp-dir DIR]
 
 prints the run's row (one JSON line). The child is what keeps each run's peak memory its own and
 ``--memory-mb`` (``RLIMIT_AS``) on that run alone, whatever process or node asked for it.
@@ -16,6 +17,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any, Literal
 
 Mode = Literal["optimal", "satisficing"]
@@ -34,7 +36,7 @@ def run_problem(planner: str, mode: Mode, domain: str, problem: int, seconds: fl
     """The row of one run, from a child process. A child that ends without one (killed, a data
     folder missing on this node, out of memory outside the planner) is no result: RuntimeError
     with the reason, which the executor records as the unit's failure and a rerun tries again."""
-    cmd = [sys.executable, "-m", "tasks.planning.planner_runs", planner, mode, domain, str(problem),
+    cmd = [sys.executable, str(Path(__file__).resolve()), planner, mode, domain, str(problem),
            "--seconds", str(seconds)]
     if memory_mb is not None:
         cmd += ["--memory-mb", str(memory_mb)]
