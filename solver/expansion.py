@@ -1,6 +1,6 @@
 """The gated step: everything that happens when a proposed thought meets a state.
 
-Every search (``tot-bfs``, ``tot-dfs``, ``tot-complete``, ``long`` and any a user registers) runs
+Every search, built in (``solver.searches``; ``tot list`` names them) or registered by a user, runs
 through one ``Expansion``: it asks the generator for thoughts, checks each exactly (the only
 place of the core that calls ``task.check``), lets a refused thought in only in the gate-off
 ablation, drops states seen before, scores states through the evaluator, charges usage and the
