@@ -112,8 +112,8 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
         _add_search_args(sp)
         g = sp.add_argument_group("bench")
         g.add_argument("--methods", "--method", dest="methods", default="io,cot,cot-sc,tot-bfs",
-                       help=f"comma-separated: {', '.join(BASELINES + search_names())} (and the task's own baselines: "
-                            "writing's refine, sudoku's zero-shot, one-shot, few-shot); a search may name its "
+                       help=f"comma-separated: {', '.join(BASELINES + search_names())} (and the task's own "
+                            "baselines); a search may name its "
                             "generator and evaluator, SEARCH:GENERATOR:EVALUATOR (e.g. "
                             "tot-complete:enumerate:prior, tot-bfs:propose:value; default: --generator and "
                             f"--evaluator), or SEARCH{AT_GENERATOR}GENERATOR; add {NO_GATE} to a search to run "

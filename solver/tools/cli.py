@@ -153,13 +153,13 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
     names = search_names()  # the registry: built-in, user-registered and tot.searches plugins
     g.add_argument("--method", choices=list(names), default="tot-bfs",
-                   help="the search (default tot-complete for game24 and sudoku, tot-bfs elsewhere): "
+                   help="the search (default: the task's, tot-bfs unless the task names another): "
                         + "; ".join(f"{n}: {SEARCHES[n].help}" if SEARCHES[n].help else n for n in names)
                         + " (tot list shows every registered name)")
     g.add_argument("--depth", type=int, default=None, help="maximum depth (default: the task's)")
     g.add_argument("--generator", default=DEFAULT_GENERATOR,
                    help=f"thought generator: {', '.join(GENERATORS)} or a task's own "
-                        f"(writing: constrained) (default {DEFAULT_GENERATOR}; writing: constrained)")
+                        f"(default {DEFAULT_GENERATOR}, or the task's)")
     g.add_argument("--evaluator", default="lm",
                    help=f"lm (= {DEFAULT_EVALUATOR}), oracle, or one of {', '.join(EVALUATORS)}")
     g.add_argument("--k", type=int, default=5, help="samples per state for --generator sample")
@@ -359,10 +359,11 @@ def _no_answer(result: dict[str, Any]) -> str:
     return head
 
 
-def _fmt(result: dict[str, Any]) -> str:
+def _fmt(result: dict[str, Any], answer_suffix: str = "") -> str:
+    """The printed result; ``answer_suffix`` follows each answer (the task plugin's, e.g. " = 24")."""
     if result["answer"] is not None:
         tag = "[verified]" if result["verified"] else "[NOT verified]"
-        head = f"answer: {result['answer']}" + (" = 24" if result.get("task") == "game24" else "") + f" {tag}"
+        head = f"answer: {result['answer']}{answer_suffix} {tag}"
     else:
         head = _no_answer(result)
     report = result.get("report") or result.get("board_report")
@@ -370,7 +371,7 @@ def _fmt(result: dict[str, Any]) -> str:
         head += "\n" + "\n".join("  " + ln for ln in AnswerReport.from_json(report).lines())
     several = result.get("answers")
     if isinstance(several, list):  # mcts --answers N: every distinct answer found, in order
-        eq = " = 24" if result.get("task") == "game24" else ""
+        eq = answer_suffix
         why = f" ({result['answers_note']})" if result.get("answers_note") else ""
         head += f"\nanswers found: {len(several)}{why}" + "".join(
             f"\n  {i}. {a['answer']}{eq} [{'verified' if a['verified'] else 'NOT verified'}]"
@@ -450,7 +451,8 @@ async def _solve(plugin: TaskPlugin, args: argparse.Namespace) -> int:
                 print(json.dumps(out, ensure_ascii=False), flush=True)
             else:
                 prefix = f"[{pid}] " if len(puzzles) > 1 else ""
-                print(prefix + (text + "\n" if text else "") + _fmt(out), flush=True)
+                print(prefix + (text + "\n" if text else "") + _fmt(out, getattr(plugin, "answer_suffix", "")),
+                      flush=True)
             if stopped is not None:
                 raise LMError(f"{stopped}; the run stopped there (results so far above)")
     finally:

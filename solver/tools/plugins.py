@@ -34,6 +34,7 @@ class TaskPlugin(Protocol):
     # JSON manifest beside it, e.g. ``tasks/game24/adapters/``): ``--adapter auto`` takes the first
     # whose manifest makes it the default (solver.lm.adapters), and llama.cpp's server launcher
     # loads it for ``--adapter TASK``.
+    # Optional: ``answer_suffix``, printed after each answer by ``tot solve`` (e.g. " = 24").
     # Optional: ``task_from_options(options: dict) -> Task`` rebuilds the task a trace's run header
     # describes (the ``options`` that ``Task.options()`` recorded), for ``tot verify --trace``.
     # Optional, for a task's own methods and bench (planning): ``methods`` with

@@ -26,7 +26,7 @@ MAX_SCORED_CHARS = 8000
 def add_score_args(g: Any) -> None:
     g.add_argument("--score-samples", type=int, default=0,
                    help="score each pair's final answer (passed the check or not) with the task's soft "
-                        "scorer (writing: coherence 1-10), mean of N samples; 0 (default): no scoring")
+                        "scorer (e.g. a coherence score of 1-10), mean of N samples; 0 (default): no scoring")
     g.add_argument("--score-model", default=None,
                    help="the scorer's model: a server model name (or a GGUF path); default: the run's model")
     g.add_argument("--score-base-url", default=None,

@@ -52,6 +52,13 @@ def read_log(path: str | Path) -> Any:
         raise ValueError(f"{p} is not a JSON file: {str(exc)[:80]}") from None
 
 
+def recognises(data: Any) -> bool:
+    """Whether parsed JSON ``data`` has this log's outer shape (a list of games, each a list): how
+    ``tot audit --tot-log`` tells the task of a log given without ``--task`` (``import_log`` then
+    checks the steps)."""
+    return isinstance(data, list) and bool(data) and all(isinstance(g, list) for g in data)
+
+
 def is_crossword_log(data: Any) -> bool:
     """True for the shape of a crossword DFS log (a list of games, each a list of steps)."""
     return (isinstance(data, list) and bool(data) and all(isinstance(g, list) for g in data)

@@ -39,6 +39,7 @@ class Game24Plugin:
     solve_defaults = {"method": "tot-complete"}
     # The adapters this task ships: ``--adapter auto`` takes the one whose manifest makes it the default.
     adapters = (SHIPPED_ADAPTER,)
+    answer_suffix = " = 24"  # tot solve prints "answer: (10 - 4) * (13 - 9) = 24 [verified]"
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("puzzle", nargs="?", help='four numbers, e.g. "4 9 10 13"')

@@ -197,6 +197,12 @@ def _verdict(task: Game24, nums: tuple[int, ...], states: dict[int, State24 | No
     return [{**base, "verdict": "invalid", "kind": kind, "reason": kind}]
 
 
+def recognises(data: Any) -> bool:
+    """Whether parsed JSON ``data`` has this log's shape (a list of puzzle entries with ``steps``):
+    how ``tot audit --tot-log`` tells the task of a log given without ``--task``."""
+    return isinstance(data, list) and bool(data) and all(isinstance(e, dict) and "steps" in e for e in data)
+
+
 def import_log(path: str | Path) -> list[dict[str, Any]]:
     """All trace events of an official Game-of-24 BFS log file; ValueError for a malformed one."""
     p = Path(path)

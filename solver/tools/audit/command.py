@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.tools.audit.figures import audit, searches
-from solver.tools.audit.logs import detect_log_task, log_importer
+from solver.tools.audit.logs import detect_log_task, log_importer, log_tasks
 from solver.tools.audit.render import render
 from solver.tools.counterfactual import parse_policies
 from solver.tools.plugins import TaskPlugin
@@ -20,8 +20,8 @@ def add_parser(subparsers: Any, plugins: dict[str, TaskPlugin]) -> None:
     p = subparsers.add_parser("audit", help="false-prune rates of the evaluator against exact ground truth")
     p.add_argument("traces", nargs="*", metavar="TRACE", help="trace files from tot solve / tot bench")
     p.add_argument("--tot-log", action="append", default=[], metavar="FILE",
-                   help="a log of the official ToT code (princeton-nlp/tree-of-thought-llm): a Game-of-24 "
-                        "BFS log or a crossword DFS log (logs/crosswords/infoss_dfs_*.json)")
+                   help="a log of the official ToT code (princeton-nlp/tree-of-thought-llm) of a task with an "
+                        f"importer of them: {', '.join(log_tasks()) or 'none installed'}")
     p.add_argument("--task", "--tot-log-task", dest="tot_log_task", default=None,
                    help="task of the --tot-log files (default: detected from the content)")
     p.add_argument("--counterfactual", default=None, metavar="POLICIES",
