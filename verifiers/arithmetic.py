@@ -19,9 +19,10 @@ from verifiers.answers import Found, find_answer
 from verifiers.report import AnswerReport, Check, as_invalid
 from verifiers.verdict import Invalid
 
-__all__ = ["MAX_ANSWER_CHARS", "MAX_NUMBER_CHARS", "MAX_PAREN_DEPTH", "MAX_PUZZLE_NUMBER", "Policy", "RULES_24",
-           "Step", "apply_op", "can_reach", "can_reach_exhaustive", "check_step", "format_number", "legal_steps",
-           "parse_number", "parse_puzzle", "parse_step", "read_expression", "report_answer", "verify_answer"]
+__all__ = ["FORM_CHECK", "MAX_ANSWER_CHARS", "MAX_NUMBER_CHARS", "MAX_PAREN_DEPTH", "MAX_PUZZLE_NUMBER", "Expression",
+           "Operation", "Policy", "RULES_24", "Step", "apply_op", "can_reach", "can_reach_exhaustive", "check_step",
+           "format_number", "legal_steps", "parse_expression", "parse_number", "parse_puzzle", "parse_step",
+           "read_expression", "report_answer", "verify_answer"]
 
 Policy = Literal["reject", "repair"]
 MAX_NUMBER_CHARS = 24
@@ -400,11 +401,40 @@ def _one_kind_of_bracket(text: str) -> str | Invalid:
     return text.translate(str.maketrans("[{]}", "(())"))
 
 
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One operation of a parsed expression: ``left op right = result``; ``left`` is None for a
+    unary minus (``op`` is then ``"neg"``)."""
+
+    left: Fraction | None
+    op: str
+    right: Fraction
+    result: Fraction
+
+    def text(self) -> str:
+        if self.left is None:
+            return f"-({format_number(self.right)}) = {format_number(self.result)}"
+        return f"{format_number(self.left)} {self.op} {format_number(self.right)} = {format_number(self.result)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """A final expression read under the whitelist: its exact value, its numbers (leaves, left to
+    right) and its operations in the order they are computed (every intermediate result)."""
+
+    value: Fraction
+    leaves: tuple[Fraction, ...]
+    operations: tuple[Operation, ...]
+
+
 class _Eval(ast.NodeVisitor):
-    """Evaluates a whitelisted arithmetic tree with Fractions and collects its leaves."""
+    """Evaluates a whitelisted arithmetic tree with Fractions and collects its leaves and operations."""
+
+    _SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
     def __init__(self) -> None:
         self.leaves: list[Fraction] = []
+        self.operations: list[Operation] = []
 
     def value(self, node: ast.AST) -> Fraction:
         if isinstance(node, ast.Expression):
@@ -413,24 +443,34 @@ class _Eval(ast.NodeVisitor):
             self.leaves.append(Fraction(node.value))
             return Fraction(node.value)
         if isinstance(node, ast.UnaryOp) and type(node.op) is ast.USub:
-            return -self.value(node.operand)  # "-(4 - 13)", "-4 + 13": the minus of arithmetic
+            operand = self.value(node.operand)  # "-(4 - 13)", "-4 + 13": the minus of arithmetic
+            self.operations.append(Operation(None, "neg", operand, -operand))
+            return -operand
         if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub, ast.Mult, ast.Div):
             left, right = self.value(node.left), self.value(node.right)
             if isinstance(node.op, ast.Add):
-                return left + right
-            if isinstance(node.op, ast.Sub):
-                return left - right
-            if isinstance(node.op, ast.Mult):
-                return left * right
-            if right == 0:
+                result = left + right
+            elif isinstance(node.op, ast.Sub):
+                result = left - right
+            elif isinstance(node.op, ast.Mult):
+                result = left * right
+            elif right == 0:
                 raise ZeroDivisionError
-            return left / right
+            else:
+                result = left / right
+            self.operations.append(Operation(left, self._SYMBOL[type(node.op)], right, result))
+            return result
         raise ValueError(f"'{type(node).__name__}' is not allowed; only integers, + - * / and brackets"
                          + (" (write * between a number and a bracket)" if isinstance(node, ast.Call) else ""))
 
 
-def _evaluate_answer(answer: str, target: int) -> tuple[Fraction, list[Fraction]] | Invalid:
-    """Parse a final expression under the whitelist and evaluate it exactly: (value, leaves)."""
+def parse_expression(answer: str, target: int) -> Expression | Invalid:
+    """Read a final expression whole under the whitelist (integers, + - * /, brackets of three
+    kinds, the operator spellings of ``_OPS``, an optional ``Answer:`` prefix and stated result
+    ``= target``) and compute it exactly on rationals, or say why it is not one. Nothing is
+    evaluated as code: the text is tokenised, parsed by ``ast`` only after every character outside
+    the notation is refused, and the tree is walked under a whitelist. Game of 24's and
+    Countdown's answer checks both read answers here."""
     if not isinstance(answer, str):
         return Invalid("answer is not text")
     text = _ANSWER_PREFIX.sub("", answer.strip(), count=1)
@@ -473,7 +513,7 @@ def _evaluate_answer(answer: str, target: int) -> tuple[Fraction, list[Fraction]
         return Invalid("division by zero")
     except (ValueError, RecursionError) as exc:
         return Invalid(str(exc) or "expression too deep")
-    return value, ev.leaves
+    return Expression(value, tuple(ev.leaves), tuple(ev.operations))
 
 
 # Reading the answer out of a model's text (verifiers.answers finds where it is).
@@ -531,6 +571,7 @@ def read_expression(text: str) -> str | None:
     return line[:MAX_ANSWER_CHARS + 1] or None
 
 
+FORM_CHECK = "a well-formed expression (integers, + - * /, brackets; nothing evaluated as code)"
 RULES_24 = ("Game of 24: one expression using each of the four numbers exactly once, "
             "with + - * / and brackets, equal to {target} exactly")
 
@@ -539,17 +580,16 @@ def report_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> Answe
     """Every exact check of a final expression, each named: well-formed under the whitelist,
     each puzzle number used exactly once, value exactly ``target``."""
     rules = RULES_24.format(target=target)
-    parsed = _evaluate_answer(answer, target)
-    form = "a well-formed expression (integers, + - * /, brackets; nothing evaluated as code)"
+    parsed = parse_expression(answer, target)
     if isinstance(parsed, Invalid):
-        return AnswerReport(rules, (Check(form, False, parsed.reason),))
-    value, leaves = parsed
+        return AnswerReport(rules, (Check(FORM_CHECK, False, parsed.reason),))
+    value, leaves = parsed.value, parsed.leaves
     want = Counter(Fraction(n) for n in puzzle)
     used_ok = Counter(leaves) == want
     used = " ".join(format_number(n) for n in leaves)
     need = " ".join(format_number(n) for n in sorted(want.elements()))
     return AnswerReport(rules, (
-        Check(form, True),
+        Check(FORM_CHECK, True),
         Check("uses each puzzle number exactly once", used_ok,
               f"[{used}]" if used_ok else f"uses numbers [{used}] but the puzzle has [{need}]"),
         Check(f"equals {target} exactly", value == target,
