@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from solver.budget import Budget  # noqa: E402
 from solver.lm.client import LMClient  # noqa: E402
 from solver.run import ModelSettings, SearchSettings, Settings, make_backend, make_parts, usage_for  # noqa: E402
-from solver.searches.tot import bfs  # noqa: E402
+from solver.searches.tot import BfsOptions, bfs  # noqa: E402
 from solver.trace import Trace  # noqa: E402
 
 IN_GENERATOR: contextvars.ContextVar[bool] = contextvars.ContextVar("in_generator", default=False)
@@ -114,7 +114,7 @@ async def _row(task: Any, puzzles: list[str], s: Settings, client: LMClient,
     for puzzle in puzzles:
         usage = usage_for(s, client)
         t0 = time.perf_counter()
-        res = await bfs(task, puzzle, timed, ev, client, breadth=s.search.options["breadth"], depth=s.search.depth,
+        res = await bfs(task, puzzle, timed, ev, client, breadth=s.search.own(BfsOptions).breadth, depth=s.search.depth,
                         trace=Trace(), usage=usage)
         out["seconds"] += time.perf_counter() - t0
         summary = res.summary()
@@ -151,7 +151,7 @@ async def search_table(args: argparse.Namespace) -> list[dict[str, Any]]:
     task = _make_task(args.task)
     puzzles = _puzzles(args)
     base = Settings(SearchSettings(method="tot-bfs", evaluator=args.evaluator, n_evaluate=args.n_evaluate,
-                                   options={"breadth": args.breadth}),
+                                   options=BfsOptions(breadth=args.breadth)),
                     ModelSettings(backend="openai" if args.base_url else "local", model=args.model,
                                   base_url=args.base_url),
                     budget=Budget(seconds=args.budget_seconds))

@@ -2,7 +2,9 @@
 
 A task (``Task``: parse a puzzle, the exact gate, the answer and its report) plus optional
 capabilities (``solver.task_capabilities``); a generator and an evaluator (built in, by name, or your
-own); a search (``bfs``, ``dfs``, ``complete_dfs``, ``long_search``); a model through a shared
+own); a search (any registered one by name, ``run_search``; each built-in one is a class made
+from its options dataclass, e.g. ``solver.searches.tot.Bfs(BfsOptions(breadth=2))``; ``bfs``,
+``dfs``, ``complete_dfs``, ``long_search`` run four of them directly); a model through a shared
 ``LMClient`` (or none); the result (``SearchResult``) and its trace (``Trace``, ``read_trace``).
 ``docs/api.md`` walks through it. This package knows no task: tasks live in ``tasks``.
 
@@ -18,7 +20,7 @@ from solver.generators import GENERATORS, Generator, make_generator, register_ge
 from solver.lm import Backend, Completion, GenParams, LMClient, LMError, Session
 from solver.node import Node
 from solver.run import make_client, solve
-from solver.search_options import option
+from solver.search_options import Options, option
 from solver.searches import Search, get_search, register_search, run_search, search_names
 from solver.searches.complete import complete_dfs
 from solver.searches.controller import long_search
@@ -53,7 +55,7 @@ __all__ = [
     "register_generator", "register_evaluator",
     # searches and their results
     "bfs", "dfs", "complete_dfs", "long_search", "Expansion", "rule_failure", "SearchResult",
-    "Search", "register_search", "get_search", "search_names", "run_search", "option",
+    "Search", "register_search", "get_search", "search_names", "run_search", "option", "Options",
     "Budget", "BudgetExhausted", "Usage",
     # models
     "LMClient", "Session", "Backend", "Completion", "GenParams", "LMError",

@@ -1,22 +1,22 @@
 """A search's own options, declared once: a dataclass whose fields are made by ``option``.
 
-Each registered search (``solver.searches.Search(options=...)``) names the dataclass of the options
-it reads; ``tot solve`` and ``tot bench`` make their flags from it, ``tot list --json`` lists it,
-``SearchSettings.own`` builds it from a run's settings and ``run_search`` takes its fields as
-keywords. A search of your own declares its options the same way and gets flags the same way::
+A search class takes one instance of it (``Bfs(BfsOptions(breadth=2))``; a search written as a
+function names it, ``register_search(..., options=...)``); ``tot solve`` and ``tot bench`` make
+their flags from its fields, ``tot list --json`` lists them, ``run_search`` takes them as keywords,
+``SearchSettings.options`` holds the instance and the search event writes it as it is. Adding an
+option is adding a field, read where it is used::
 
     @dataclass(frozen=True)
-    class RandomFirstOptions:
+    class RandomFirstOptions(Options):
         tries: int = option(3, "random orders tried from the root", at_least=1)
 
-    register_search("random-first", random_first, options=RandomFirstOptions)
     # tot solve game24 "4 9 10 13" --method random-first --tries 5
-    # in the search: settings.own(RandomFirstOptions).tries
+    # in the search: self.options.tries (a class), settings.own(RandomFirstOptions).tries (a function)
 
 A field's type is one of ``int``, ``float``, ``bool``, ``str`` or one of those ``| None``. A
 boolean whose default is True gets the flag ``--no-NAME`` (given: False); one whose default is
 False gets ``--NAME``. The bounds (``at_least``, ``above``, ``at_most``) are checked wherever the
-options are built; a float must be finite.
+options are built (made from ``Options``, when an instance is made); a float must be finite.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ import typing
 from dataclasses import dataclass
 from typing import Mapping, TypeVar, Union
 
-__all__ = ["NoOptions", "OptionSpec", "OptionValue", "build_options", "check_value", "option", "option_specs"]
+__all__ = ["NoOptions", "OptionSpec", "OptionValue", "Options", "build_options", "check_value", "option",
+           "option_specs", "options_of"]
 
 OptionsT = TypeVar("OptionsT")
 T = TypeVar("T")
@@ -59,9 +60,27 @@ def option(default: T, help: str, *, flag: str | None = None, short: str | None 
     return made
 
 
+class Options:
+    """A base of a search's options dataclass: an instance is checked when it is made (each
+    field's type and bounds; ValueError in one line), so no search checks its options again."""
+
+    def __post_init__(self) -> None:
+        for spec in option_specs(type(self)):
+            check_value(spec, getattr(self, spec.name))
+
+
 @dataclass(frozen=True)
-class NoOptions:
+class NoOptions(Options):
     """The options of a search that has none of its own (it takes only depth and seed)."""
+
+
+def options_of(search: type) -> type:
+    """The options dataclass a search class takes: the type of its ``options`` field; TypeError
+    in one line for a class that declares none."""
+    found = typing.get_type_hints(search).get("options")
+    if not (isinstance(found, type) and dataclasses.is_dataclass(found)):
+        raise TypeError(f"search class {search.__name__} must take its options dataclass as `options`")
+    return found
 
 
 @dataclass(frozen=True, slots=True)

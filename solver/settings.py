@@ -9,11 +9,10 @@ takes the trace itself.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from solver.budget import Budget
 from solver.lm.cache import CacheMode
-from solver.search_options import OptionValue, build_options
 
 OptionsT = TypeVar("OptionsT")
 
@@ -28,8 +27,8 @@ DEFAULT_EVALUATOR = "likelihood"
 @dataclass(slots=True)
 class SearchSettings:
     """Which search, with which generator and evaluator and their sizes, and the search's own
-    options: ``options`` maps an option's name to its value (any registered search's: each takes
-    those its declaration names, ``own``, and the rest of its own at their declared defaults)."""
+    options: one instance of the options dataclass it takes (``BfsOptions(breadth=2)`` for
+    ``tot-bfs``; None: its declared defaults)."""
 
     method: str = "tot-bfs"
     generator: str = DEFAULT_GENERATOR
@@ -40,12 +39,16 @@ class SearchSettings:
     model_free: tuple[str, ...] = ()  # a task's own evaluators that need no model (crosswords: fillable)
     gate: bool = True  # False: the paper's unchecked behaviour (ablation; see task_capabilities.Unchecked)
     seed: int = 0  # searches that draw at random (mcts rollouts, beam sampling) draw from this seed
-    options: dict[str, OptionValue] = field(default_factory=dict)
+    options: Any = None
 
     def own(self, cls: type[OptionsT]) -> OptionsT:
-        """The options a search declares (``cls``, a dataclass of ``solver.search_options.option``
-        fields) with the values these settings give; ValueError in one line for a bad one."""
-        return build_options(cls, self.options)
+        """The search's own options as ``cls`` (its options dataclass): the instance held, or
+        ``cls``'s defaults where none is; TypeError in one line where another search's is held."""
+        if self.options is None:
+            return cls()
+        if not isinstance(self.options, cls):
+            raise TypeError(f"the options are {type(self.options).__name__}, not {cls.__name__}")
+        return self.options
 
 
 @dataclass(slots=True)

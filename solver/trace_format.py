@@ -2,7 +2,7 @@
 the reader (``solver.trace_reader``) and checked against docs/trace-format.md by a test.
 
 A trace is JSON lines, one object per line. Each writer that opens a file first writes a header
-line ``{"event": "trace", "format": "verified-tot-trace", "version": 1}``; the events after it,
+line ``{"event": "trace", "format": "verified-tot-trace", "version": 2}``; the events after it,
 up to the next header, are read under that version. Lines before any header are a trace written
 before the format had a version: they are read as version 1, which is exactly that format with
 the header added.
@@ -22,7 +22,7 @@ from typing import Any, Literal
 __all__ = ["FORMAT", "VERSION", "FIELDS", "EVENTS", "EventName", "EventSpec", "check_event"]
 
 FORMAT = "verified-tot-trace"
-VERSION = 1  # the version this code writes and the newest it reads
+VERSION = 2  # the version this code writes and the newest it reads (docs/trace-format.md: change notes)
 HEADER_EVENT = "trace"
 
 INT = "whole number"
@@ -47,7 +47,6 @@ FIELDS: dict[str, tuple[str, str]] = {
     "model": (TEXT, "the model's name; null when no model was used"),
     "generator": (TEXT, "the generator's name"),
     "evaluator": (TEXT, "the evaluator's name; null when there is none"),
-    "breadth": (INT, "BFS beam width; beam: the chains kept per level (k)"),
     "seed": (INT, "the random seed"),
     "gate": (BOOL, "false: the exact gate was off (ablation), refused thoughts went in unchecked"),
     "samples": (INT, "baselines: samples drawn"),
@@ -59,19 +58,11 @@ FIELDS: dict[str, tuple[str, str]] = {
     "grammar": (OBJECT, "constrained decoding: on (true/false, --grammar), engine (llguidance, llama, or the "
                         "server's request field; null where unknown), honoured (true/false; null where not known)"),
     "depth": (INT, "search: the depth limit; proposal, expand, round: the node's depth (root 0)"),
-    "prune_below": (NUMBER, "tot-dfs: children scoring below this are cut"),
+    "search_options": (OBJECT, "search: the search's own options as they are (its options dataclass, field by "
+                               "field; version 1: each at the top level)"),
+    "prune_below": (NUMBER, "tot-dfs: children scoring below this are cut (the option's, else the evaluator's)"),
     "defer_below": (NUMBER, "tot-complete: children scoring below this are tried last"),
     "decimals": (INT, "tot-complete: scores are compared rounded to this many decimals"),
-    "max_children": (INT, "long: children tried per node before backtracking"),
-    "max_rounds": (INT, "long: the round limit"),
-    "iterations": (INT, "mcts: the iteration limit"),
-    "exploration": (NUMBER, "mcts: UCT's exploration constant"),
-    "rollout_depth": (INT, "mcts: random gated steps per rollout (0: the evaluator's value, no rollout)"),
-    "candidates": (INT, "beam: next steps drawn per chain (n)"),
-    "mix": (NUMBER, "beam: lambda, the weight of the generation log-likelihood against the self-evaluation"),
-    "tau": (NUMBER, "beam: the sampling temperature at the first level"),
-    "decay": (NUMBER, "beam: tau is multiplied by this after each level (alpha)"),
-    "beam_runs": (INT, "beam: runs from the root, with fresh draws, until a verified answer"),
     "log_likelihood": (BOOL, "beam: the generator gives log-likelihoods (false: self-evaluation alone)"),
     "node": (INT, "a node's id, unique in its run (root 0)"),
     "parent": (INT, "the id of the node a thought was proposed for"),
@@ -128,8 +119,8 @@ FIELDS: dict[str, tuple[str, str]] = {
     "not_tried": (INT, "incomplete, end: legal thoughts an enumeration limit left out (the search was not complete)"),
     "limit": (TEXT, "incomplete, end: the limit that cut the enumeration (end: each one, '; '-joined)"),
     "solvable": (BOOL, "ground truth for tot show: the state can still be solved"),
-    "answers": (ANY, "mcts --answers N, N > 1: search: N; end: every distinct accepted answer in the order "
-                     "found, each {answer, verified}, the first being the run's answer"),
+    "answers": (ANY, "end (mcts --answers N, N > 1): every distinct accepted answer in the order found, each "
+                     "{answer, verified}, the first being the run's answer"),
     "adapter": (OBJECT, "start: the embedded model's LoRA adapter, {file, sha256}; absent when none"),
     "answers_note": (TEXT, "end (mcts --answers N): why fewer than N answers were found"),
 }
@@ -156,13 +147,11 @@ EVENTS: dict[str, EventSpec] = {
                             ("format", "version"), ("previous_line_cut",)),
     "start": EventSpec("a run's header: one search or baseline of one puzzle begins",
                        ("task", "puzzle"),
-                       ("options", "method", "model", "generator", "evaluator", "breadth", "seed", "gate",
+                       ("options", "method", "model", "generator", "evaluator", "seed", "gate",
                         "samples", "rounds", "id", "prune", "audit", "log_game", "grammar", "adapter")),
     "search": EventSpec("the search's settings, and the task, puzzle and options it searched", ("method",),
-                        ("task", "puzzle", "options", "generator", "evaluator", "breadth", "depth", "prune_below",
-                         "defer_below", "decimals",
-                         "max_children", "max_rounds", "iterations", "exploration", "rollout_depth", "seed",
-                         "candidates", "mix", "tau", "decay", "beam_runs", "log_likelihood", "answers")),
+                        ("task", "puzzle", "options", "generator", "evaluator", "depth", "seed", "search_options",
+                         "prune_below", "defer_below", "decimals", "log_likelihood")),
     "root": EventSpec("the root state, node 0", ("node", "state"), ("solved",)),
     "expand": EventSpec("the generator is asked for the children of a node", ("node",), ("depth", "request")),
     "incomplete": EventSpec("an enumeration limit left legal thoughts of a node untried (never a proof then)",

@@ -16,6 +16,7 @@ from solver.lm.adapters import Adapter, AdapterError, read_adapter, resolve_adap
 from solver.lm.base import LMError
 from solver.lm.client import LMClient
 from solver.run import SearchSettings, Settings, solve
+from solver.searches import get_search
 from solver.settings import ModelSettings
 from solver.tools.bench import search_settings, split_adapter, split_search, with_adapters
 from solver.tools.cli import UsageError, main
@@ -113,7 +114,8 @@ class AdaptedBackend(ScriptedBackend):
 
 def _run(backend: ScriptedBackend, generator: str, evaluator: str, method: str = "tot-bfs") -> Trace:
     trace = Trace()
-    s = Settings(SearchSettings(method=method, generator=generator, evaluator=evaluator, options={"breadth": 2}),
+    s = Settings(SearchSettings(method=method, generator=generator, evaluator=evaluator,
+                                options=get_search(method).options_from({"breadth": 2})),
                  ModelSettings())
     asyncio.run(solve(Game24(), "4 9 10 13", s, LMClient(backend, None, "off"), trace))
     return trace

@@ -22,6 +22,7 @@ from solver.baselines import BaselineConfig, run_baseline
 from solver.lm.client import LMClient
 from solver.lm.grammar_report import grammar_setting
 from solver.run import Settings, make_client, solve
+from solver.searches.tot import BfsOptions
 from solver.settings import ModelSettings, SearchSettings
 from solver.task_capabilities import find
 from solver.trace import Trace
@@ -171,14 +172,14 @@ def test_the_grammar_setting_names_the_engine_and_whether_it_is_honoured() -> No
 def test_a_search_records_the_setting_in_its_start_event(generator: str, probed: int) -> None:
     server = _Server(False)
     s = Settings(search=SearchSettings(method="tot-bfs", generator=generator, evaluator="oracle",
-                                       options={"breadth": 1}),
+                                       options=BfsOptions(breadth=1)),
                  model=ModelSettings(grammar=True))
     trace = Trace()
     asyncio.run(solve(TASK, "4 9 10 13", s, make_client(s, server), trace))
     assert trace.of("start")[0]["grammar"] == {"on": True, "engine": None, "honoured": False if probed else None}
     assert server.probes == probed
     s = Settings(search=SearchSettings(method="tot-bfs", generator="propose", evaluator="oracle",
-                                       options={"breadth": 1}),
+                                       options=BfsOptions(breadth=1)),
                  model=ModelSettings(grammar=False))
     trace = Trace()
     asyncio.run(solve(TASK, "4 9 10 13", s, make_client(s, _Local(_io)), trace))

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from solver.run import SearchSettings, Settings, solve
+from solver.searches import get_search
 from solver.tools.audit import DepthFigures, GroupAudit, TraceAudit, audit_trace
 from solver.tools.cli import main
 from solver.tools.stats import Proportion
@@ -33,7 +34,8 @@ def game24_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                        ("tot-bfs", "oracle", ("4 9 10 13",))):
         for puzzle in puzzles:
             s = Settings(search=SearchSettings(method=method, generator="enumerate", evaluator=evaluator,
-                                               options={"breadth": 1, "prune_below": 0.5}))
+                                               options=get_search(method).options_from({"breadth": 1,
+                                                                                        "prune_below": 0.5})))
             trace = Trace(path)
             asyncio.run(solve(Game24(), puzzle, s, None, trace))
             trace.close()
@@ -93,7 +95,7 @@ def test_a_trace_object_or_its_events_give_the_same_figures(game24_trace: Path) 
     assert from_file == from_events
     trace = Trace()
     s = Settings(search=SearchSettings(method="tot-bfs", generator="enumerate", evaluator="random",
-                                       options={"breadth": 1}))
+                                       options=get_search("tot-bfs").options_from({"breadth": 1})))
     asyncio.run(solve(Game24(), "4 9 10 13", s, None, trace))
     [g] = audit_trace(Game24(), trace).groups
     assert g.source == "trace" and g.runs == 1 and g.overall.evaluated > 0
@@ -307,7 +309,7 @@ def test_searches_called_directly_are_audited_like_runs_of_solve(tmp_path: Path)
     puzzles = ("4 9 10 13", "1 1 4 6", "1 1 1 1")
     direct, solved = Trace(tmp_path / "direct.jsonl"), Trace(tmp_path / "solve.jsonl")
     s = Settings(search=SearchSettings(method="tot-bfs", generator="enumerate", evaluator="random",
-                                       options={"breadth": 1}))
+                                       options=get_search("tot-bfs").options_from({"breadth": 1})))
     for p in puzzles:
         asyncio.run(bfs(Game24(), p, make_generator("enumerate"), make_evaluator("random"), None, breadth=1,
                         trace=direct))

@@ -34,6 +34,7 @@ from tasks.game24 import Game24
 from tests.fakes import ScriptedBackend
 from tests.profiles import examples
 from tests.references import game24_ok, sym_solvable
+from tests.test_steppable import _begun
 
 
 def _digest(*parts: str) -> int:
@@ -94,7 +95,7 @@ def _summary(res: Any) -> dict[str, Any]:
 async def _saved(cls: type[Steppable[Any]], options: dict[str, Any], puzzle: str, evaluator: str, model: bool,
                  n: int, fail: int = 0, budget: Budget | None = None) -> bytes:
     run, _ = _run(puzzle, evaluator, model, fail, budget)
-    search = cls(run, **options)  # type: ignore[call-arg]
+    search = _begun(cls, options, run)
     for _ in range(n):
         if await search.step():
             break
@@ -155,8 +156,8 @@ def test_values_out_of_range_or_of_the_wrong_type_are_one_line() -> None:
             (("books", "usage", "cache_hits"), 1.0, "usage is malformed"),
             (("options", "depth"), "3", "options do not fit BestFirst: depth is '3'"),
             (("options", "depth"), 10**400, "options do not fit BestFirst"),
-            (("options", "decimals"), 2.5, "options do not fit BestFirst"),
-            (("options", "decimals"), None, "options do not fit BestFirst"),
+            (("options", "decimals"), 3, "options do not fit BestFirst: it takes no option 'decimals'"),
+            (("options", "seed"), None, "options do not fit BestFirst"),
             (("steps",), 10**400, "malformed checkpoint"),
             (("steps",), True, "malformed checkpoint"),
             (("stopped",), "patience", "malformed checkpoint"),
@@ -225,12 +226,12 @@ def test_failed_calls_fail_again_in_the_replay_and_the_run_is_one_run(cls: type[
     first part's): the two parts are one run, event for event, wherever they are cut."""
     whole_trace = Trace()
     run, _ = _run("4 9 10 13", evaluator, True, fail=2, trace=whole_trace)
-    whole = asyncio.run(cls(run, **options).to_end())  # type: ignore[call-arg]
+    whole = asyncio.run(_begun(cls, options, run).to_end())
     assert whole.usage.failed_calls > 0
     for n in (1, 3, 6, 10):
         first, second = Trace(), Trace()
         run, _ = _run("4 9 10 13", evaluator, True, fail=2, trace=first)
-        search = cls(run, **options)  # type: ignore[call-arg]
+        search = _begun(cls, options, run)
         for _ in range(n):
             if asyncio.run(search.step()):
                 break
@@ -248,7 +249,7 @@ def test_a_run_stopped_by_its_budget_resumes_stopped_without_asking() -> None:
     stop is replayed, so the resumed run ends as the run did, asking nothing."""
     for budget in (Budget(tokens=300), Budget(calls=9), Budget(steps=3)):
         run, _ = _run("4 9 10 13", "likelihood", True, budget=budget)
-        search = BestFirst(run)
+        search = _begun(BestFirst, {}, run)
         while not asyncio.run(search.step()):
             pass
         assert search.stopped is not None
@@ -261,7 +262,7 @@ def test_a_run_stopped_by_its_budget_resumes_stopped_without_asking() -> None:
 # --- the property: thousands of mutated checkpoints ------------------------------------------
 
 BASES: list[tuple[type[Steppable[Any]], str, str, bool, int, bytes]] = []  # cls, puzzle, evaluator, model, fail, data
-for _cls, _options in ((BestFirst, {}), (BestFirst, {"depth": 2, "decimals": 1}), (Mcts, {"iterations": 25, "seed": 1}),
+for _cls, _options in ((BestFirst, {}), (BestFirst, {"depth": 2}), (Mcts, {"iterations": 25, "seed": 1}),
                        (Mcts, {"iterations": 25, "rollout_depth": 2, "seed": 7})):
     for _puzzle, _evaluator, _model, _fail, _n, _budget in (
             ("4 9 10 13", "likelihood", True, 0, 3, None), ("3 3 8 8", "value", True, 2, 5, None),

@@ -56,7 +56,7 @@ def test_oracle_solve_json(tmp_path, capsys):
     assert main(["verify", "game24", "4 9 10 13", out["answer"]]) == 0
     assert ref.game24_ok("4 9 10 13", out["answer"])
     events = [json.loads(line) for line in trace.read_text().splitlines()]
-    assert events[0] == {"event": "trace", "format": "verified-tot-trace", "version": 1}  # the writer's header
+    assert events[0] == {"event": "trace", "format": "verified-tot-trace", "version": 2}  # the writer's header
     assert events[1]["event"] == "start" and events[-1]["event"] == "end"
 
 

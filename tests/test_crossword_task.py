@@ -14,6 +14,7 @@ from solver.evaluators import Oracle, Prior
 from solver.expansion import rule_failure
 from solver.generators import EnumerateRank
 from solver.lm.client import LMClient
+from solver.searches import get_search
 from solver.searches.tot import dfs
 from solver.task import Thought
 from solver.task_capabilities import HasOracle, LegalMoves, ProposePrompts, Restorable, find
@@ -277,7 +278,7 @@ def test_the_beam_draws_crossword_words_by_their_likelihood(small_lex):
     assert no_likelihood_notice(ClueRank()) is None
     for seed in range(3):
         s = Settings(search=SearchSettings(method="beam", generator="enumerate-rank", evaluator="oracle", seed=seed,
-                                           options={"candidates": 1, "beam_runs": 1}))
+                                           options=get_search("beam").options_from({"candidates": 1, "beam_runs": 1})))
         res = asyncio.run(solve(task, P1.text(), s, _fake_client(ScriptedBackend(scorer=scorer))))
         assert res.answer is not None and res.verified
         assert "".join(res.answer.split()).upper() == P1.answer  # every word of the key
@@ -290,7 +291,7 @@ def test_the_beam_says_no_log_likelihoods_without_a_model(small_lex):
 
     task = Crosswords(small_lex, candidates=None)
     s = Settings(search=SearchSettings(method="beam", generator="enumerate-rank", evaluator="oracle",
-                                       options={"candidates": 2, "beam_runs": 1}))
+                                       options=get_search("beam").options_from({"candidates": 2, "beam_runs": 1})))
     with_model, without = Trace(), Trace()
     asyncio.run(solve(task, P1.text(), s, _fake_client(ScriptedBackend(scorer=lambda p, c: -1.0)), with_model))
     asyncio.run(solve(task, P1.text(), s, None, without))

@@ -16,6 +16,7 @@ from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
 from solver.run import ModelSettings, SearchSettings, Settings, make_client, solve
+from solver.searches.tot import BfsOptions
 from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.game24 import Game24
@@ -134,7 +135,7 @@ def _settings(url: str, **kw: Any) -> Settings:
     """Search fields in ``kw`` go to the search settings, the rest to the model's. Grammar off:
     these scripts say what the server answers request by request, and the grammar probe would
     take the first answers (the probe's own faults are tested in test_servers.py)."""
-    search: dict[str, Any] = dict(generator="propose", evaluator="value", n_evaluate=1, options={"breadth": 2})
+    search: dict[str, Any] = dict(generator="propose", evaluator="value", n_evaluate=1, options=BfsOptions(breadth=2))
     model = dict(backend="openai", model="fake-model", base_url=url, retries=1, timeout=5.0, grammar=False)
     budget = kw.pop("budget", Budget())
     for key, value in kw.items():

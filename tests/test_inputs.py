@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from solver.run import SearchSettings, Settings, make_client, solve
+from solver.searches import get_search
 from solver.task import Thought
 from solver.tools.cli import main
 from tasks.crosswords.task import Crosswords, parse_thought
@@ -55,7 +56,7 @@ def test_a_sudoku_run_with_unicode_digits_in_model_output_completes():
         return ' {"rows": ["3\u00b2\u00b9", "\u0661\u0663\u0662", "213"]} {"cells": [["\u00b9", 1, 3]]}'
 
     s = Settings(search=SearchSettings(method="long", generator="propose", evaluator="oracle",
-                                       options={"max_rounds": 5}))
+                                       options=get_search("long").options_from({"max_rounds": 5})))
     res = asyncio.run(solve(Sudoku(), "*2*|*32|*13", s, make_client(s, ScriptedBackend(respond))))
     assert res.answer is None and res.error is None
 

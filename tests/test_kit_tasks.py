@@ -20,10 +20,10 @@ from solver.budget import Budget
 from solver.testing import (
     Case,
     Script,
-    SearchSettings,
     check_replay,
     check_search_invariants,
     search_settings,
+    settings_of,
 )
 from tasks.crosswords.data import default_data, load_puzzles
 from tasks.crosswords.task import Crosswords
@@ -210,6 +210,6 @@ def test_a_replay_counts_the_tokens_of_identical_requests_in_flight_as_the_live_
     puzzle = list(WRITING)[0]
     s = WRITING[puzzle]
     pool = ("a " + s[0], "b " + s[0], "plan one", "\n\n".join(s))
-    case = Case(puzzle, SearchSettings("tot-bfs", "sample", "likelihood", breadth=3, k=4),
+    case = Case(puzzle, settings_of("tot-bfs", "sample", "likelihood", breadth=3, k=4),
                 Script(0, 1.0, 0.0, 0.0, 0.0, 3, pool))
     check_replay(Writing("plan"), case)

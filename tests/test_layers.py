@@ -126,7 +126,7 @@ def test_the_cycle_check_finds_a_cycle_and_spares_a_package_re_exporting_its_chi
     ("verifiers/arithmetic.py", "import solver.lm.client", "The exact checkers reach no model code"),
     ("tasks/sudoku/task.py", "import tasks.writing.prompts", "Each task stands alone"),
     ("solver/lm/base.py", "import solver.lm.client", "No import cycle"),
-    ("solver/searches/mcts.py", "from solver.searches.best_first import search_best_first", "The searches stand alone"),
+    ("solver/searches/mcts.py", "from solver.searches.best_first import BestFirst", "The searches stand alone"),
     ("solver/expansion.py", "from solver.searches.common import quantise", "Layers:"),
 ])
 def test_a_broken_layer_fails_the_check(tmp_path: Path, module: str, line: str, contract: str) -> None:

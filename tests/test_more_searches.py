@@ -27,7 +27,16 @@ from solver.run import SearchSettings as RunSearch
 from solver.run import Settings, solve
 from solver.searches import SEARCHES, get_search, register_search, search_names
 from solver.searches.beam import confidences, gumbel_top
-from solver.testing import Case, InvariantBroken, SearchSettings, budgets, check_search_invariants, run_case
+from solver.searches.mcts import MctsOptions
+from solver.testing import (
+    Case,
+    InvariantBroken,
+    SearchSettings,
+    budgets,
+    check_search_invariants,
+    run_case,
+    settings_of,
+)
 from solver.testing import search_settings as kit_settings
 from solver.testing.invariants import MCTS_VISITS, check_outcome
 from solver.tools.audit import audit_trace
@@ -133,7 +142,7 @@ def test_best_first_finds_an_answer_iff_sympy_says_one_exists(puzzle: str) -> No
     # search answers iff sympy finds 24, and a run without an answer proves there is none.
     expected = game24_solvable(puzzle)
     for evaluator in ("oracle", "prior", "random"):
-        o = run_case(Game24(), Case(puzzle, SearchSettings("best-first", "enumerate", evaluator)), model=False)
+        o = run_case(Game24(), Case(puzzle, settings_of("best-first", "enumerate", evaluator)), model=False)
         check_outcome(o, game24_ok)
         assert (o.result.answer is not None) == expected, (puzzle, evaluator)
         assert o.result.exhausted == (not expected)
@@ -193,7 +202,7 @@ def test_a_users_search_that_answers_unchecked_is_caught(restore_searches: None)
 def test_mcts_visit_counts_that_do_not_add_up_are_caught(restore_searches: None) -> None:
     # The check can fail: the real MCTS, then one whose reported counts lose a visit.
     mcts = get_search("mcts")
-    case = Case("4 9 10 13", SearchSettings("mcts", "enumerate", "random"))
+    case = Case("4 9 10 13", settings_of("mcts", "enumerate", "random"))
     check_outcome(run_case(Game24(), case, model=False))
 
     async def miscounted(run: Expansion, options: Any) -> SearchResult:
@@ -202,7 +211,7 @@ def test_mcts_visit_counts_that_do_not_add_up_are_caught(restore_searches: None)
         res.visits[max(res.visits)] += 1
         return res
 
-    register_search("mcts", miscounted)
+    register_search("mcts", miscounted, options=MctsOptions)
     with pytest.raises(InvariantBroken, match=MCTS_VISITS):
         check_outcome(run_case(Game24(), case, model=False))
 
@@ -242,7 +251,8 @@ def test_gumbel_top_draws_in_proportion() -> None:
 # ---- traces, tot show, tot audit -----------------------------------------------------------------
 
 def _trace(method: str, puzzle: str, evaluator: str, **options: Any) -> Trace:
-    s = Settings(search=RunSearch(method=method, generator="enumerate", evaluator=evaluator, options=options))
+    s = Settings(search=RunSearch(method=method, generator="enumerate", evaluator=evaluator,
+                                  options=get_search(method).options_from(options)))
     trace = Trace()
     asyncio.run(solve(Game24(), puzzle, s, None, trace))
     return trace
@@ -348,7 +358,7 @@ def test_mcts_asked_for_several_answers_lists_distinct_checked_ones_first_as_alo
         puzzle: str, evaluator: str, n: int) -> None:
     def run(answers: int, iterations: int) -> SearchResult:
         s = Settings(search=RunSearch(method="mcts", generator="enumerate", evaluator=evaluator,
-                                      options={"iterations": iterations, "answers": answers}))
+                                      options=MctsOptions(iterations=iterations, answers=answers)))
         return asyncio.run(solve(Game24(), puzzle, s, None))
 
     alone = run(1, 20_000)
@@ -440,7 +450,7 @@ def test_mcts_answers_found_by_rollouts_are_listed_as_those_found_by_expansion(p
     # alone, and the first listed when several are asked; every listed answer is checked by sympy.
     def run(answers: int) -> SearchResult:
         s = Settings(search=RunSearch(method="mcts", generator="enumerate", evaluator="random",
-                                      options={"iterations": 20_000, "answers": answers, "rollout_depth": 3}))
+                                      options=MctsOptions(iterations=20_000, answers=answers, rollout_depth=3)))
         return asyncio.run(solve(Game24(), puzzle, s, None))
 
     alone, several = run(1), run(n)

@@ -31,6 +31,7 @@ from solver.testing import (
     check_search_invariants,
     run_case,
     search_settings,
+    settings_of,
 )
 from tasks.game24 import Game24
 from tests.profiles import examples
@@ -253,7 +254,7 @@ def test_unverifiable_answers_are_never_returned(puzzle: str, max_depth: int, ho
 def test_token_budget_replays_identically() -> None:
     # Cache hits count the tokens recorded with them, so a token budget stops a replay where it
     # stopped the live run.
-    case = Case("0 0", SearchSettings("tot-bfs", "propose", "value", breadth=1), Script(0, legal=1.0, illegal=0.0,
+    case = Case("0 0", settings_of("tot-bfs", "propose", "value", breadth=1), Script(0, legal=1.0, illegal=0.0,
                                                                                        garbage=0.0),
                 Budget(tokens=1))
     check_replay(ToyReach(1), case)

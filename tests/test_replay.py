@@ -11,6 +11,7 @@ from solver.lm.base import GenParams, LMError
 from solver.lm.cache import Cache, CacheMiss
 from solver.lm.client import LMClient
 from solver.run import ModelSettings, SearchSettings, Settings, solve
+from solver.searches.tot import BfsOptions
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests import references as ref
@@ -29,7 +30,7 @@ def test_replay_reproduces_recorded_run(run, tmp_path):
     shutil.copy(DATA / "game24_gemma.sqlite", db)
     # Recorded before grammars existed: unconstrained requests, so replayed with --grammar off.
     s = Settings(search=SearchSettings(generator=run["generator"], evaluator=run["evaluator"],
-                                       options={"breadth": run["breadth"]}),
+                                       options=BfsOptions(breadth=run["breadth"])),
                  model=ModelSettings(cache=str(db), cache_mode="replay", grammar=False))
     client = LMClient(NoModel(), Cache(db), "replay")
     trace = Trace()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Iterator
 
 import pytest
@@ -17,8 +17,9 @@ from solver.expansion import Expansion, SearchResult
 from solver.generators import GENERATORS, make_generator, register_generator
 from solver.lm.session import Session
 from solver.run import ModelSettings, SearchSettings, Settings, solve
-from solver.search_options import check_value, option, option_specs
+from solver.search_options import Options, check_value, option, option_specs
 from solver.searches import SEARCHES, get_search, register_search, run_search, search_names
+from solver.searches.common import begin
 from solver.task import Task, Thought
 from solver.task_capabilities import LegalMoves, Needs, require
 from solver.tools.cli import main
@@ -196,7 +197,7 @@ def test_one_entry_point_runs_every_search_as_solve_does(name: str) -> None:
                                  trace=mine, **options))
     own = {k: v for k, v in options.items() if k != "seed"}
     settings = Settings(search=SearchSettings(method=name, generator="enumerate", evaluator="oracle",
-                                              seed=options.get("seed", 0), options=own))
+                                              seed=options.get("seed", 0), options=get_search(name).options_from(own)))
     want = asyncio.run(solve(Game24(), "4 9 10 13", settings, None, theirs))
     assert got.verified and (got.answer, got.expanded, got.proposed) == (want.answer, want.expanded, want.proposed)
 
@@ -310,16 +311,24 @@ def test_the_built_in_options_are_declared_once_and_read_from_the_command_line()
              "--rollout-depth": "2", "--answers": "3", "--beam-candidates": "9", "--lambda": "0.125", "--tau": "2",
              "--decay": "0.25", "--beam-runs": "4"}
     argv = ["solve", "game24", "1 2 3 4"] + [a for k, v in given.items() for a in ([k] if v is None else [k, v])]
-    options = settings_from(parser.parse_args(argv)).search.options
-    assert options == {"breadth": 2, "early_stop": False, "prune_below": 0.25, "dfs_children": 4, "max_children": 3,
-                       "max_rounds": 7, "iterations": 11, "exploration": 0.75, "rollout_depth": 2, "answers": 3,
-                       "candidates": 9, "mix": 0.125, "tau": 2.0, "decay": 0.25, "beam_runs": 4}
-    defaults = settings_from(parser.parse_args(["solve", "game24", "1 2 3 4"])).search.options
+    def options(argv: list[str]) -> dict[str, Any]:
+        """Every search's options as ``tot solve --method M`` makes them (one options instance)."""
+        out: dict[str, Any] = {}
+        for method in ("tot-bfs", "tot-dfs", "long", "mcts", "beam"):
+            own = settings_from(parser.parse_args([*argv, "--method", method])).search.options
+            assert type(own) is get_search(method).options
+            out.update(asdict(own))
+        return out
+
+    assert options(argv) == {
+        "breadth": 2, "early_stop": False, "prune_below": 0.25, "dfs_children": 4, "max_children": 3,
+        "max_rounds": 7, "iterations": 11, "exploration": 0.75, "rollout_depth": 2, "answers": 3, "candidates": 9,
+        "mix": 0.125, "tau": 2.0, "decay": 0.25, "beam_runs": 4}
     # The papers' and libraries' values (docs/searches.md), written here apart from the declarations.
-    assert defaults == {"breadth": 5, "early_stop": True, "prune_below": None, "dfs_children": None,
-                        "max_children": 5, "max_rounds": 100, "iterations": 200, "exploration": 1.0,
-                        "rollout_depth": 0, "answers": 1, "candidates": 16, "mix": 0.5, "tau": 0.5, "decay": 0.5,
-                        "beam_runs": 100}
+    assert options(["solve", "game24", "1 2 3 4"]) == {
+        "breadth": 5, "early_stop": True, "prune_below": None, "dfs_children": None, "max_children": 5,
+        "max_rounds": 100, "iterations": 200, "exploration": 1.0, "rollout_depth": 0, "answers": 1,
+        "candidates": 16, "mix": 0.5, "tau": 0.5, "decay": 0.5, "beam_runs": 100}
 
 
 @pytest.mark.parametrize("bounds, good, bad", [
@@ -363,3 +372,66 @@ def test_the_searches_page_examples_run_and_print_what_they_say(registered: None
             exec(compile(code, "docs/searches.md", "exec", dont_inherit=True), namespace)
         assert out.getvalue() == printed
     assert [s.name for s in get_search("random-first").specs] == ["shuffle_seed"]
+
+
+# ---- a search is its options: one new field reaches everything ----------------------------------------
+
+@dataclass(frozen=True)
+class PatienceOptions(Options):
+    patience: int = option(2, "levels to go down the first child", at_least=1)
+
+
+@dataclass(frozen=True)
+class Patient:
+    """Down the first child for --patience levels: a search class, its options its one argument."""
+
+    options: PatienceOptions = PatienceOptions()
+    read: ClassVar[list[int]] = []
+
+    async def __call__(self, run: Expansion, settings: SearchSettings) -> SearchResult:
+        begin(run, settings, self.options)
+        node = run.root()
+        Patient.read.append(self.options.patience)
+        for _ in range(self.options.patience):
+            children = await run.expand(node)
+            if not children:
+                break
+            node = children[0]
+            run.keep(node)
+        return run.result(None, None, None)
+
+
+def test_an_option_is_one_field_of_its_dataclass_and_nothing_else_names_it(
+        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The field ``patience`` is declared once, above; registering the class is all: the flag, its
+    help and check, the settings, the search's own value and the trace's search event follow."""
+    from solver.tools.cli import build_parser, settings_from
+    from solver.tools.plugins import load_plugins
+
+    saved = dict(SEARCHES)
+    try:
+        register_search("patient", Patient)
+        with pytest.raises(SystemExit):
+            main(["solve", "game24", "--help"])
+        assert "--patience N patient: levels to go down the first child (default 2)" in " ".join(
+            capsys.readouterr().out.split())
+        args = build_parser(load_plugins()).parse_args(["solve", "game24", "4 9 10 13", "--method", "patient",
+                                                        "--patience", "3"])
+        assert settings_from(args).search.options == PatienceOptions(patience=3)
+        path = tmp_path / "run.jsonl"
+        assert main(["solve", "game24", "4 9 10 13", "--method", "patient", "--patience", "3", "--evaluator",
+                     "prior", "--trace", str(path)]) == 0
+        events = [json.loads(line) for line in path.read_text().splitlines()]
+        [search] = [e for e in events if e["event"] == "search"]
+        assert search["method"] == "patient" and search["search_options"] == {"patience": 3}
+        assert Patient.read[-1] == 3 and sum(e["event"] == "expand" for e in events) == 3
+        asyncio.run(run_search("patient", Game24(), "4 9 10 13", make_generator("enumerate"),
+                               make_evaluator("prior"), patience=1))
+        assert Patient.read[-1] == 1
+        assert main(["solve", "game24", "4 9 10 13", "--method", "patient", "--patience", "0"]) == 2
+        assert capsys.readouterr().err.strip() == "tot: error: --patience must be at least 1, not 0"
+        with pytest.raises(ValueError, match="^patience must be at least 1, not 0$"):
+            PatienceOptions(0)  # checked where it is made, once
+    finally:
+        SEARCHES.clear()
+        SEARCHES.update(saved)

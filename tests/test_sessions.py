@@ -128,7 +128,7 @@ class Spec:
         if self.kind == "bfs":
             res: Any = await bfs(task, self.puzzle, gen, ev, client, breadth=self.breadth, trace=trace, usage=usage)
         elif self.kind == "dfs":
-            res = await dfs(task, self.puzzle, gen, ev, client, max_children=self.breadth, trace=trace, usage=usage)
+            res = await dfs(task, self.puzzle, gen, ev, client, dfs_children=self.breadth, trace=trace, usage=usage)
         elif self.kind == "complete":
             res = await complete_dfs(task, self.puzzle, gen, ev, client, trace=trace, usage=usage)
         elif self.kind == "long":

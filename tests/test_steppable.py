@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,9 +17,12 @@ from solver.evaluators import make_evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import make_generator
 from solver.lm.client import LMClient
-from solver.searches.best_first import BestFirst, search_best_first
+from solver.search_options import options_of
+from solver.searches import get_search
+from solver.searches.best_first import BestFirst
 from solver.searches.common import Steppable
-from solver.searches.mcts import Mcts, search_mcts
+from solver.searches.mcts import Mcts
+from solver.settings import SearchSettings
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests.fakes import ScriptedBackend
@@ -46,6 +49,20 @@ def _run(puzzle: str, evaluator: str, trace: Trace, model: bool) -> tuple[Expans
     return Expansion(Game24(), puzzle, make_generator("enumerate"), make_evaluator(evaluator), client, trace), backend
 
 
+def _settings(cls: type[Steppable], options: dict[str, Any]) -> SearchSettings:
+    """The settings a search is begun with: its own options (of ``options``), the depth and seed."""
+    own = options_of(cls)(**{k: v for k, v in options.items() if k not in ("depth", "seed")})
+    return SearchSettings("best-first" if cls is BestFirst else "mcts", depth=options.get("depth"),
+                          seed=options.get("seed", 0), options=own)
+
+
+def _begun(cls: type[Steppable], options: dict[str, Any], run: Expansion) -> Steppable:
+    settings = _settings(cls, options)
+    search = cls(settings.options)  # type: ignore[call-arg]
+    search.begin(run, settings)
+    return search
+
+
 def _events(trace: Trace) -> list[dict[str, Any]]:
     return [{k: v for k, v in e.items() if k not in ("t", "seconds")} for e in trace.events]
 
@@ -60,7 +77,7 @@ async def _stepped(cls: type[Steppable], options: dict[str, Any], puzzle: str, e
     new client, finish: (the two traces' events, the result, the model requests of both clients)."""
     first = Trace()
     run, before = _run(puzzle, evaluator, first, model)
-    search = cls(run, **options)  # type: ignore[call-arg]
+    search = _begun(cls, options, run)
     for _ in range(n):
         if await search.step():
             break
@@ -77,7 +94,7 @@ async def _whole(cls: type[Steppable], options: dict[str, Any], puzzle: str, eva
                  model: bool) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     trace = Trace()
     run, backend = _run(puzzle, evaluator, trace, model)
-    res = await cls(run, **options).to_end()  # type: ignore[call-arg]
+    res = await _begun(cls, options, run).to_end()
     return _events(trace), _summary(res), len(backend.score_requests) if backend is not None else 0
 
 
@@ -108,19 +125,19 @@ def test_a_resumed_run_asks_the_model_only_what_the_run_had_not_asked() -> None:
 
 @pytest.mark.parametrize("name", sorted(SEARCHES))
 def test_the_searches_by_name_are_these_objects(name: str) -> None:
-    """search_best_first and search_mcts are the objects run to the end: the same trace."""
+    """The registered best-first and mcts are the objects run to the end: the same trace."""
     cls, options = SEARCHES[name]
-    fn: Callable[..., Any] = search_best_first if cls is BestFirst else search_mcts
     trace = Trace()
     run, _ = _run("3 3 8 8", "prior", trace, False)
-    res = asyncio.run(fn(run, **options))
+    settings = _settings(cls, options)
+    res = asyncio.run(get_search(settings.method)(run, settings))
     whole, result, _ = asyncio.run(_whole(cls, options, "3 3 8 8", "prior", False))
     assert _events(trace) == whole and _summary(res) == result
 
 
 def test_a_wrong_checkpoint_is_one_line() -> None:
     run, _ = _run("4 9 10 13", "prior", Trace(), False)
-    saved = BestFirst(run).checkpoint()
+    saved = _begun(BestFirst, {}, run).checkpoint()
     assert json.loads(saved)["steps"] == 0  # JSON, nothing that runs when read
 
     def resume(cls: type[Steppable], data: bytes, model: bool = False) -> Any:
@@ -131,7 +148,7 @@ def test_a_wrong_checkpoint_is_one_line() -> None:
     for cls, data, says in (
             (Mcts, saved, "^a checkpoint of BestFirst, not of Mcts$"),
             (BestFirst, b"\x80\x04not json", "^not a checkpoint of a search"),
-            (BestFirst, json.dumps({"format": 0}).encode(), "^not a checkpoint of format 2$"),
+            (BestFirst, json.dumps({"format": 0}).encode(), "^not a checkpoint of format 3$"),
             (BestFirst, saved.replace(b'"steps": 0', b'"steps": -1'), "^a malformed checkpoint"),
             (BestFirst, saved.replace(b'"depth": null', b'"width": 3'), "^the checkpoint's options do not fit"),
             (BestFirst, saved.replace(b'"calls": 0', b'"calls": "many"'), "^the checkpoint's usage is malformed")):

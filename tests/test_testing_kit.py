@@ -4,6 +4,7 @@ breaks, with the case named in the message."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -21,13 +22,13 @@ from solver.testing import (
     Case,
     InvariantBroken,
     Script,
-    SearchSettings,
     budgets,
     check_complete_iff,
     check_replay,
     check_search_invariants,
     run_and_check,
     search_settings,
+    settings_of,
 )
 from solver.testing import invariants as inv
 from tests.test_properties import TOY_PUZZLES, ToyReach, ToyState, solvable_with_steps
@@ -131,10 +132,10 @@ def test_a_search_that_ignores_the_step_budget_is_caught() -> None:
 def test_a_beam_wider_than_b_is_caught() -> None:
     async def wide_bfs(run: Any, o: Any) -> Any:  # the bug: ignores the beam
         own = o.own(solver.searches.tot.BfsOptions)
-        return await solver.searches.tot.search_bfs(run, breadth=own.breadth + 2, depth=o.depth,
-                                                    early_stop=own.early_stop)
+        return await solver.searches.tot.Bfs(dataclasses.replace(own, breadth=own.breadth + 2))(run, o)
 
-    with mock.patch.dict(solver.searches.SEARCHES, {"tot-bfs": solver.searches.Search("tot-bfs", wide_bfs)}):
+    wide = solver.searches.Search("tot-bfs", wide_bfs, options=solver.searches.tot.BfsOptions)
+    with mock.patch.dict(solver.searches.SEARCHES, {"tot-bfs": wide}):
         broken(inv.BEAM, task=ToyReach(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,
                settings=search_settings(methods=["tot-bfs"], generators=["enumerate"], evaluators=["prior"],
                                         max_breadth=1),
@@ -181,7 +182,7 @@ class WanderingToy(ToyReach):
 
 
 def test_a_run_that_cannot_be_replayed_is_caught() -> None:
-    case = Case("1 40", SearchSettings("tot-dfs", "enumerate", "prior"))
+    case = Case("1 40", settings_of("tot-dfs"))
     run_and_check(WanderingToy(4), case)  # each run on its own keeps every other invariant
     for _ in range(20):  # two orders in a row agree by chance with probability 1/6 per level
         try:
@@ -198,7 +199,7 @@ def test_a_correct_task_passes_and_the_scripted_model_meets_each_kind_of_thought
     seen: set[str] = set()
     failed = 0
     for seed in range(10):
-        case = Case("2 11", SearchSettings("tot-bfs", "propose", "value", breadth=3), Script(seed, 0.5, 0.3, 0.2, 0.2))
+        case = Case("2 11", settings_of("tot-bfs", "propose", "value", breadth=3), Script(seed, 0.5, 0.3, 0.2, 0.2))
         o = run_and_check(ToyReach(3), case)
         seen |= {e["verdict"] for e in o.of("verdict")}
         failed += o.result.usage.failed_calls

@@ -16,6 +16,7 @@ import pytest
 from solver.lm.base import Completion, LMError
 from solver.lm.client import LMClient
 from solver.run import SearchSettings, Settings, make_client, solve
+from solver.searches import get_search
 from solver.tools.cli import main
 from solver.trace import Trace
 from solver.trace_format import EVENTS, FIELDS, check_event
@@ -25,7 +26,7 @@ from tasks.sudoku.task import Sudoku
 from tests.fakes import ScriptedBackend
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "trace-format.md"
-HEADER = {"event": "trace", "format": "verified-tot-trace", "version": 1}
+HEADER = {"event": "trace", "format": "verified-tot-trace", "version": 2}
 
 
 # ---- the page and the table agree --------------------------------------------------------------
@@ -77,14 +78,14 @@ def test_every_writer_writes_only_documented_events_and_fields(tmp_path: Path) -
     seen: set[str] = set()
     for method in ("tot-complete", "tot-bfs", "tot-dfs", "long"):
         s = Settings(search=SearchSettings(method=method, generator="propose", evaluator="oracle",
-                                           options={"breadth": 2}))
+                                           options=get_search(method).options_from({"breadth": 2})))
         trace = Trace()
         asyncio.run(solve(Game24(), "4 9 10 13", s, make_client(s, ScriptedBackend(_propose)), trace))
         seen |= _documented(trace.events)
     for method, puzzle, gate in (("tot-bfs", "4 9 10 13", False), ("tot-complete", "1 1 1 1", True),
                                  ("tot-dfs", "1 1 1 1", True)):
         s = Settings(search=SearchSettings(method=method, generator="enumerate", evaluator="random", gate=gate,
-                                           options={"breadth": 1}))
+                                           options=get_search(method).options_from({"breadth": 1})))
         trace = Trace()
         asyncio.run(solve(Game24("reject"), puzzle, s, None, trace))
         seen |= _documented(trace.events)
@@ -158,7 +159,7 @@ def test_the_official_log_importers_build_documented_events() -> None:
 
 def _run(path: Path | None, puzzle: str = "4 9 10 13", method: str = "tot-bfs") -> list[dict[str, Any]]:
     s = Settings(search=SearchSettings(method=method, generator="enumerate", evaluator="oracle",
-                                       options={"breadth": 2}))
+                                       options=get_search(method).options_from({"breadth": 2})))
     trace = Trace(path)
     asyncio.run(solve(Game24(), puzzle, s, None, trace))
     trace.close()
@@ -238,8 +239,8 @@ MALFORMED: list[tuple[str, Callable[[list[str]], list[str]], str]] = [
      "line 2 is a 'start' event without 'puzzle'"),
     ("required field null", lambda ls: ls[:3] + ['{"event": "root", "node": null, "state": "1 2"}'] + ls[3:],
      "line 4 is a 'root' event without 'node'"),
-    ("unknown version", lambda ls: ls + ['{"event": "trace", "format": "verified-tot-trace", "version": 2}'] + ls[1:],
-     "trace format version 2 is newer than this reader"),
+    ("unknown version", lambda ls: ls + ['{"event": "trace", "format": "verified-tot-trace", "version": 3}'] + ls[1:],
+     "trace format version 3 is newer than this reader"),
     ("another format", lambda ls: ['{"event": "trace", "format": "other", "version": 1}'] + ls[1:],
      "line 1 is a header of format 'other'"),
     ("version of the wrong type", lambda ls: ['{"event": "trace", "format": "verified-tot-trace", "version": "1"}']

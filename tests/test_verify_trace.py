@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from solver.run import SearchSettings, Settings, make_client, solve
+from solver.searches.tot import BfsOptions
 from solver.task_capabilities import HasOptions, find
 from solver.tools.cli import main
 from solver.trace import Trace
@@ -29,7 +30,7 @@ def _game24_with_rejections(path: Path, policy: str = "reject") -> None:
         return ("4 + 9 = 14 (left: 10 13 14)\n10 - 4 = 6 (left: 6 9 13)\n13 - 9 = 4 (left: 4 4 10)\n"
                 "6 * 4 = 24 (left: 24)\n13 - 9 = 4 (left: 4 6)\n4 * 6 = 24 (left: 24)\n9 / 0 = 1 (left: 1)")
 
-    s = Settings(search=SearchSettings(generator="propose", evaluator="oracle", options={"breadth": 3}))
+    s = Settings(search=SearchSettings(generator="propose", evaluator="oracle", options=BfsOptions(breadth=3)))
     client = make_client(s, ScriptedBackend(respond))
     trace = Trace(path)
     asyncio.run(solve(Game24(policy), "4 9 10 13", s, client, trace))  # type: ignore[arg-type]
@@ -41,7 +42,7 @@ def _writing_paragraphs(path: Path) -> None:
         wanted = prompt.rsplit('(ends with "', 1)[-1].split('"', 1)[0]  # the last line asks for this ending
         return f"Some words here. {wanted}" if i % 2 == 0 else "A paragraph that ends wrongly."
 
-    s = Settings(search=SearchSettings(generator="sample", evaluator="oracle", k=2, options={"breadth": 1}))
+    s = Settings(search=SearchSettings(generator="sample", evaluator="oracle", k=2, options=BfsOptions(breadth=1)))
     client = make_client(s, ScriptedBackend(respond))
     trace = Trace(path)
     asyncio.run(solve(Writing("paragraphs"), LINE, s, client, trace))

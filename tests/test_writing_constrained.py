@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from solver.lm.client import LMClient
 from solver.run import SearchSettings, Settings, solve
+from solver.searches.tot import BfsOptions
 from solver.task import Thought
 from solver.trace import Trace
 from tasks.writing.constrained import MAX_LEAD_CHARS, Constrained, sanitise_lead_in
@@ -143,7 +144,7 @@ def test_search_with_the_constrained_generator_returns_a_verified_passage():
 
     task = Writing("plan")
     s = Settings(search=SearchSettings(generator="constrained", evaluator="vote", k=3, n_evaluate=2,
-                                       options={"breadth": 1}))
+                                       options=BfsOptions(breadth=1)))
     client = _client(respond)
     trace = Trace()
     res = asyncio.run(solve(task, LINE, s, client, trace))

@@ -19,6 +19,7 @@ from solver.baselines import BaselineConfig, run_baseline
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.run import ModelSettings, SearchSettings, Settings, solve
+from solver.searches.tot import BfsOptions
 from solver.task_capabilities import find
 from solver.trace import Trace
 from tasks.writing.coherence import coherence
@@ -68,7 +69,7 @@ async def _replay(row: dict, client: LMClient) -> dict:
     else:
         plan = row["method"] == "tot-plan"
         s = Settings(search=SearchSettings(generator="sample", evaluator="vote", k=cfg["k"],
-                                           n_evaluate=cfg["n_evaluate"], options={"breadth": 1}),
+                                           n_evaluate=cfg["n_evaluate"], options=BfsOptions(breadth=1)),
                      model=ModelSettings(seed=cfg["seed"]))
         trace = Trace()
         result = await solve(Writing("plan" if plan else "paragraphs"), line, s, client, trace)

@@ -14,6 +14,7 @@ from solver.generators import Sample, make_generator
 from solver.lm.client import LMClient
 from solver.node import NodeFactory
 from solver.run import SearchSettings, Settings, solve
+from solver.searches.tot import BfsOptions
 from solver.task import Task, Thought
 from solver.task_capabilities import (
     HasOracle,
@@ -181,7 +182,8 @@ def _client(respond):
 def test_search_returns_only_verified_passages(decomposition):
     client = _client(_responder([BAD, GOOD]))
     trace = Trace()
-    s = Settings(search=SearchSettings(generator="sample", evaluator="vote", k=2, n_evaluate=3, options={"breadth": 1}))
+    s = Settings(search=SearchSettings(generator="sample", evaluator="vote", k=2, n_evaluate=3,
+                                       options=BfsOptions(breadth=1)))
     res = run(solve(Writing(decomposition), LINE, s, client, trace))
     assert res.verified and rule_failure(Writing(), LINE, res.answer) is None
     assert res.rejected >= 1
@@ -191,7 +193,8 @@ def test_search_returns_only_verified_passages(decomposition):
 
 def test_search_with_no_passing_passage_returns_none():
     client = _client(_responder([BAD]))
-    s = Settings(search=SearchSettings(generator="sample", evaluator="vote", k=3, n_evaluate=2, options={"breadth": 1}))
+    s = Settings(search=SearchSettings(generator="sample", evaluator="vote", k=3, n_evaluate=2,
+                                       options=BfsOptions(breadth=1)))
     res = run(solve(Writing("plan"), LINE, s, client))
     assert res.answer is None and not res.verified and res.rejected == 3
 

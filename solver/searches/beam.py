@@ -36,45 +36,37 @@ from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.session import gather_all
 from solver.node import Node, SeenStates
-from solver.search_options import option
-from solver.searches.common import quantise
+from solver.search_options import Options, option
+from solver.searches.common import begin, quantise
+from solver.settings import SearchSettings
 from solver.task import Thought
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["BeamOptions", "DEFAULT_BEAM", "DEFAULT_CANDIDATES", "DEFAULT_DECAY", "DEFAULT_MIX", "DEFAULT_RUNS",
-           "DEFAULT_TAU", "FLOOR",
-           "confidences", "gumbel_top", "no_likelihood_notice", "search_beam"]
+__all__ = ["Beam", "BeamOptions", "FLOOR", "confidences", "gumbel_top", "no_likelihood_notice"]
 
-# The settings of llm-reasoners' example of this search on GSM8K (beam 5, 16 candidates, lambda
-# 0.5, beam temperature 0.5); the decay alpha as the paper's 0.5.
-DEFAULT_BEAM = 5
-DEFAULT_CANDIDATES = 16
-DEFAULT_MIX = 0.5
-DEFAULT_TAU = 0.5
-DEFAULT_DECAY = 0.5
-# Not the paper's: with an exact verifier a failed beam is known to have failed, so it is run again
-# from the root with fresh draws, hotter (run r starts at temperature r * tau), so that later runs
-# stray further from the evaluator's favourites; the run's memo answers a state judged before
-# without a model call, so a run costs model calls only for states no earlier run judged. 1 is
-# Algorithm 1 exactly.
-DEFAULT_RUNS = 100
 FLOOR = 0.01  # the lowest confidence: log C stays finite for the worst-judged state
 
 
 @dataclass(frozen=True)
-class BeamOptions:
+class BeamOptions(Options):
     """``beam``'s own options (``solver.search_options``); ``breadth`` is the flag BFS's beam
-    width shares."""
+    width shares. k, n, lambda and tau are those of llm-reasoners' example of this search on GSM8K
+    (beam 5, 16 candidates, lambda 0.5, beam temperature 0.5); the decay alpha as the paper's 0.5.
+    ``beam_runs`` is not the paper's: with an exact verifier a failed beam is known to have failed,
+    so it is run again from the root with fresh draws, hotter (run r starts at temperature r * tau),
+    so that later runs stray further from the evaluator's favourites; the run's memo answers a
+    state judged before without a model call, so a run costs model calls only for states no
+    earlier run judged. 1 is Algorithm 1 exactly."""
 
-    breadth: int = option(DEFAULT_BEAM, "chains kept per level (k)", short="-b", at_least=1)
-    candidates: int = option(DEFAULT_CANDIDATES, "next steps drawn per chain (n)", flag="--beam-candidates",
+    breadth: int = option(5, "chains kept per level (k)", short="-b", at_least=1)
+    candidates: int = option(16, "next steps drawn per chain (n)", flag="--beam-candidates",
                              dest="beam_candidates", at_least=1)
-    mix: float = option(DEFAULT_MIX, "weight of the generation log-likelihood against the self-evaluation",
+    mix: float = option(0.5, "weight of the generation log-likelihood against the self-evaluation",
                         flag="--lambda", at_least=0, at_most=1)
-    tau: float = option(DEFAULT_TAU, "sampling temperature of the chains", above=0)
-    decay: float = option(DEFAULT_DECAY, "tau is multiplied by this after each level (alpha)", above=0, at_most=1)
-    beam_runs: int = option(DEFAULT_RUNS, "runs from the root with fresh draws, run r at temperature r * tau, "
-                                          "until a verified answer; 1 is the paper's single run", at_least=1)
+    tau: float = option(0.5, "sampling temperature of the chains", above=0)
+    decay: float = option(0.5, "tau is multiplied by this after each level (alpha)", above=0, at_most=1)
+    beam_runs: int = option(100, "runs from the root with fresh draws, run r at temperature r * tau, "
+                                 "until a verified answer; 1 is the paper's single run", at_least=1)
 
 
 def gumbel_top(log_weights: Sequence[float], k: int, rng: random.Random) -> list[int]:
@@ -110,87 +102,82 @@ def no_likelihood_notice(generator: Generator) -> str | None:
             f"self-evaluation alone (lambda unused{hint})")
 
 
-async def search_beam(run: Expansion[S], *, beam: int = DEFAULT_BEAM, candidates: int = DEFAULT_CANDIDATES,
-                      mix: float = DEFAULT_MIX, tau: float = DEFAULT_TAU, decay: float = DEFAULT_DECAY,
-                      runs: int = DEFAULT_RUNS, depth: int | None = None, seed: int = 0) -> SearchResult[S]:
+@dataclass(frozen=True)
+class Beam:
     """Xie et al.'s stochastic beam search on a run's gated step, run again from the root (fresh
-    draws) until a verified answer or ``runs`` runs."""
-    if beam < 1 or candidates < 1 or runs < 1:
-        raise ValueError(f"the beam, the candidates per chain and the runs must be at least 1, not {beam}, "
-                         f"{candidates} and {runs}")
-    if not 0.0 <= mix <= 1.0:
-        raise ValueError(f"lambda must lie in 0..1, not {mix}")
-    if not (tau > 0 and math.isfinite(tau)) or not 0.0 < decay <= 1.0:
-        raise ValueError(f"tau must be > 0 and the decay in (0, 1], not {tau} and {decay}")
-    task, evaluator = run.task, run.require_evaluator()
-    max_depth = depth or task.max_depth
-    # Log-likelihoods come from a model: a generator that declares them but runs without one (the
-    # crosswords' ``enumerate-rank`` used as a library, with no client) gives every prior None.
-    uses_ll = run.generator.log_likelihoods and run.model is not None
-    run.start("beam", breadth=beam, candidates=candidates, mix=mix, tau=tau, decay=decay, beam_runs=runs,
-              depth=max_depth, seed=seed, log_likelihood=uses_ll, generator=run.generator.name,
-              evaluator=evaluator.name)
-    rng = random.Random(seed)
-    root = run.root()
-    run.reach(root)
-    log_e: dict[int, float] = {root.id: 0.0}
+    draws) until a verified answer or ``beam_runs`` runs."""
 
-    def draw(thoughts: list[Thought]) -> list[Thought]:
-        """``candidates`` of the generator's thoughts, drawn by likelihood (or uniformly); in
-        the generator's order, so that node ids do not depend on the draw's order."""
-        if len(thoughts) <= candidates:
-            return thoughts
-        weights = [t.prior if uses_ll and t.prior is not None else 0.0 for t in thoughts]
-        return [thoughts[i] for i in sorted(gumbel_top(weights, candidates, rng))]
+    options: BeamOptions = BeamOptions()
 
-    async def one_run(temperature: float) -> tuple[Node[S], str] | None:
-        """Algorithm 1 once, from the root: level by level until an answer or no chain is left."""
-        chains: list[Node[S]] = [root]
-        for _level in range(max_depth):
-            proposals = await gather_all(*(run.generate(nd) for nd in chains))
-            level: list[Node[S]] = []
-            seen: SeenStates[S] = SeenStates()  # this level's states
-            for nd, thoughts in zip(chains, proposals, strict=True):
-                for child in run.gate_all(nd, draw(list(thoughts))):
-                    if not run.duplicate(child, seen):
-                        level.append(child)
-            found = run.first_answer(level)
-            if found is not None:
-                return found
-            open_nodes = []
-            for child in level:
-                if child.solved:
-                    continue  # its answer failed the re-check: a dead end
-                if child.depth >= max_depth:  # a dead end at the depth limit: not worth a judgement
-                    run.cut(child, "depth")
-                else:
-                    open_nodes.append(child)
-            if not open_nodes:
-                return None
-            await run.score(open_nodes)
-            for child, conf in zip(open_nodes, confidences([c.score for c in open_nodes]), strict=True):
-                assert child.parent is not None
-                step = math.log(conf)
-                if uses_ll and child.prior is not None and math.isfinite(child.prior):
-                    step = mix * child.prior + (1 - mix) * step
-                log_e[child.id] = log_e[child.parent.id] + step
-            picked = set(gumbel_top([log_e[c.id] / temperature for c in open_nodes], beam, rng))
-            chains = [c for i, c in enumerate(open_nodes) if i in picked]
-            for i, child in enumerate(open_nodes):
-                if i in picked:
-                    run.keep(child, log_weight=log_e[child.id])
-                else:
-                    run.cut(child, "beam", score=child.score, log_weight=log_e[child.id])
-            run.reach(max(chains, key=lambda c: log_e[c.id]))
-            temperature *= decay
-        return None
+    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
+        o = self.options
+        run.require_evaluator()
+        # Log-likelihoods come from a model: a generator that declares them but runs without one
+        # (the crosswords' ``enumerate-rank`` used as a library, with no client) gives every prior None.
+        uses_ll = run.generator.log_likelihoods and run.model is not None
+        max_depth = begin(run, settings, o, log_likelihood=uses_ll)
+        beam, candidates, mix, decay = o.breadth, o.candidates, o.mix, o.decay
+        rng = random.Random(settings.seed)
+        root = run.root()
+        run.reach(root)
+        log_e: dict[int, float] = {root.id: 0.0}
 
-    try:
-        for number in range(1, runs + 1):
-            run.new_round(number, root)
-            found = await one_run(tau * number)
-            if found is not None:
-                return run.result(found[0], found[1], None)
-    except BudgetExhausted as exc:
-        return run.result(None, None, exc.which)
-    return run.result(None, None, None)
+        def draw(thoughts: list[Thought]) -> list[Thought]:
+            """``candidates`` of the generator's thoughts, drawn by likelihood (or uniformly); in
+            the generator's order, so that node ids do not depend on the draw's order."""
+            if len(thoughts) <= candidates:
+                return thoughts
+            weights = [t.prior if uses_ll and t.prior is not None else 0.0 for t in thoughts]
+            return [thoughts[i] for i in sorted(gumbel_top(weights, candidates, rng))]
+
+        async def one_run(temperature: float) -> tuple[Node[S], str] | None:
+            """Algorithm 1 once, from the root: level by level until an answer or no chain is left."""
+            chains: list[Node[S]] = [root]
+            for _level in range(max_depth):
+                proposals = await gather_all(*(run.generate(nd) for nd in chains))
+                level: list[Node[S]] = []
+                seen: SeenStates[S] = SeenStates()  # this level's states
+                for nd, thoughts in zip(chains, proposals, strict=True):
+                    for child in run.gate_all(nd, draw(list(thoughts))):
+                        if not run.duplicate(child, seen):
+                            level.append(child)
+                found = run.first_answer(level)
+                if found is not None:
+                    return found
+                open_nodes = []
+                for child in level:
+                    if child.solved:
+                        continue  # its answer failed the re-check: a dead end
+                    if child.depth >= max_depth:  # a dead end at the depth limit: not worth a judgement
+                        run.cut(child, "depth")
+                    else:
+                        open_nodes.append(child)
+                if not open_nodes:
+                    return None
+                await run.score(open_nodes)
+                for child, conf in zip(open_nodes, confidences([c.score for c in open_nodes]), strict=True):
+                    assert child.parent is not None
+                    step = math.log(conf)
+                    if uses_ll and child.prior is not None and math.isfinite(child.prior):
+                        step = mix * child.prior + (1 - mix) * step
+                    log_e[child.id] = log_e[child.parent.id] + step
+                picked = set(gumbel_top([log_e[c.id] / temperature for c in open_nodes], beam, rng))
+                chains = [c for i, c in enumerate(open_nodes) if i in picked]
+                for i, child in enumerate(open_nodes):
+                    if i in picked:
+                        run.keep(child, log_weight=log_e[child.id])
+                    else:
+                        run.cut(child, "beam", score=child.score, log_weight=log_e[child.id])
+                run.reach(max(chains, key=lambda c: log_e[c.id]))
+                temperature *= decay
+            return None
+
+        try:
+            for number in range(1, o.beam_runs + 1):
+                run.new_round(number, root)
+                found = await one_run(o.tau * number)
+                if found is not None:
+                    return run.result(found[0], found[1], None)
+        except BudgetExhausted as exc:
+            return run.result(None, None, exc.which)
+        return run.result(None, None, None)

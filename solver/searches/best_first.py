@@ -15,35 +15,37 @@ does; it differs from ``tot-complete`` only in its order (global, not depth-firs
 from __future__ import annotations
 
 import heapq
+from dataclasses import dataclass
 from typing import Hashable, TypeVar
 
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
-from solver.searches.common import DECIMALS, Steppable, Transpositions, quantise
+from solver.search_options import NoOptions
+from solver.searches.common import DECIMALS, Steppable, Transpositions, begin, quantise
+from solver.settings import SearchSettings
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["BestFirst", "search_best_first"]
+__all__ = ["BestFirst"]
 
 
+@dataclass
 class BestFirst(Steppable[S]):
     """Best-first search as one object: ``step`` expands the best state of the frontier; the run
     can be saved between two steps and resumed (``solver.searches.common.Steppable``)."""
 
-    def __init__(self, run: Expansion[S], *, depth: int | None = None, decimals: int = DECIMALS) -> None:
-        evaluator = run.require_evaluator()
-        self._begin(run, depth=depth, decimals=decimals)
-        self.decimals = decimals
-        self.max_depth = depth or run.task.max_depth
-        run.start("best-first", depth=self.max_depth, decimals=decimals, generator=run.generator.name,
-                  evaluator=evaluator.name)
+    options: NoOptions = NoOptions()
+
+    def begin(self, run: Expansion[S], settings: SearchSettings) -> None:
+        super().begin(run, settings)
+        run.require_evaluator()
+        self.max_depth = begin(run, settings, self.options, decimals=DECIMALS)
         self.joined = 0  # frontier entries so far: the last tie-break, in the order states joined
         self.held: Transpositions[S] = Transpositions()
         self.root = run.root()
         self.held.fresh(self.root)
         self.frontier: list[tuple[float, int, int, Node[S]]] = [(0.0, 0, self._joined(), self.root)]
         self.hit: tuple[Node[S], str] | None = None
-        self.stopped: str | None = None
         self.done = False
 
     def _joined(self) -> int:
@@ -70,8 +72,7 @@ class BestFirst(Steppable[S]):
             fresh = self.held.open_children(run, children, self.max_depth)
             await run.score(fresh)
             for child in fresh:
-                heapq.heappush(self.frontier, (-quantise(child.score, self.decimals), -child.depth, self._joined(),
-                                               child))
+                heapq.heappush(self.frontier, (-quantise(child.score), -child.depth, self._joined(), child))
         except BudgetExhausted as exc:
             self.stopped, self.done = exc.which, True
         return self.done
@@ -82,9 +83,3 @@ class BestFirst(Steppable[S]):
         if self.stopped is not None:
             return self.run.result(None, None, self.stopped)
         return self.run.result(None, None, None, searched_all=True)  # a proof where the step says so
-
-
-async def search_best_first(run: Expansion[S], *, depth: int | None = None,
-                            decimals: int = DECIMALS) -> SearchResult[S]:
-    """Expand the best-scored state of the whole frontier next (ties: deeper, then earlier)."""
-    return await BestFirst(run, depth=depth, decimals=decimals).to_end()

@@ -1,13 +1,15 @@
 """What the searches share, in one module below them all: no search imports another (the import
 contract "The searches stand alone" in pyproject.toml says so and lint-imports checks it).
 
+``begin`` writes a search's ``search`` event (its options as they are) and gives its depth limit;
 ``quantise`` and ``ranked`` are how every search compares scores (rounded to ``DECIMALS`` places,
 ties in generation order); ``Transpositions`` is the table of states a search already holds with
 the smallest depth each was reached at (best-first and MCTS); ``Steppable`` is a search whose
 whole state is one object, so that a run can be stepped, saved between two steps and resumed
 (best-first and MCTS)::
 
-    search = Mcts(run, iterations=200)     # the search event and the root, as search_mcts
+    search = Mcts(MctsOptions(iterations=200))
+    search.begin(run, SearchSettings("mcts"))  # the search event and the root
     for _ in range(50):
         if await search.step():            # one iteration; True once the search is over
             break
@@ -24,27 +26,37 @@ model nothing; a checkpoint that does not replay to what it saved is refused in 
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import json
 import math
-import types
-import typing
 from typing import Any, Awaitable, Callable, Generic, Hashable, Sequence, TypeVar
 
 from solver.budget import BudgetExhausted
 from solver.expansion import BUDGETS, Expansion, SearchResult
 from solver.lm.session import NotSaved
 from solver.node import Node, SeenStates
+from solver.search_options import build_options, option_specs, options_of
+from solver.settings import SearchSettings
 from solver.trace import Trace
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["CHECKPOINT_FORMAT", "DECIMALS", "Steppable", "Transpositions", "quantise", "ranked"]
+__all__ = ["CHECKPOINT_FORMAT", "DECIMALS", "Steppable", "Transpositions", "begin", "quantise", "ranked"]
 
-CHECKPOINT_FORMAT = 2  # bumped when what a checkpoint holds changes; an older one is refused in one line
+CHECKPOINT_FORMAT = 3  # bumped when what a checkpoint holds changes; an older one is refused in one line
 MAX_CHECKPOINT = 256 * 2**20  # bytes read of a checkpoint: the model's answers of a long run fit
 _S = TypeVar("_S", bound="Steppable[Any]")
 
 DECIMALS = 3  # scores equal to 3 decimal places are ties, broken by the generator's order
+
+
+def begin(run: Expansion[S], settings: SearchSettings, options: Any, **facts: object) -> int:
+    """A built-in search's ``search`` event: the method, generator, evaluator, depth limit and
+    seed, its own ``options`` as they are (``search_options``), then ``facts`` it reports (the
+    threshold it used, ...); returns the depth limit (the settings', else the task's)."""
+    depth = settings.depth or run.task.max_depth
+    run.start(settings.method, generator=run.generator.name, evaluator=run.evaluator.name if run.evaluator else None,
+              depth=depth, seed=settings.seed, search_options=dataclasses.asdict(options), **facts)
+    return depth
 
 
 def quantise(score: float | None, decimals: int = DECIMALS) -> float:
@@ -83,20 +95,27 @@ class Transpositions(SeenStates[S]):
 
 
 class Steppable(Generic[S]):
-    """A search whose whole state is this object (the run's gated step aside, ``run``): ``step``
-    does one unit of the search (an expansion, an iteration) and says whether it is over,
-    ``finish`` gives the result, ``checkpoint`` saves the run between two steps and ``resume``
-    takes it up on a new run of the same task, puzzle and parts. A subclass calls ``_begin`` first
-    in ``__init__`` (with its options, as JSON values) and writes ``advance``; once ``__init__``
-    returns, the search has begun (its ``search`` and ``root`` events are written)."""
+    """A search whose whole state is this object (the run's gated step aside, ``run``), made from
+    its options: ``begin`` starts it on a run (its ``search`` and ``root`` events), ``step`` does one
+    unit of the search (an expansion, an iteration) and says whether it is over, ``finish`` gives
+    the result, ``checkpoint`` saves the run between two steps and ``resume`` takes it up on a new
+    run of the same task, puzzle and parts. A subclass is a dataclass whose one field is
+    ``options``; it extends ``begin`` and writes ``advance`` and ``finish``."""
 
+    options: Any
     run: Expansion[S]
-    options: dict[str, Any]
+    settings: SearchSettings
     steps_taken: int
     stopped: str | None  # the budget that stopped the search (BudgetExhausted.which), if one did
 
-    def _begin(self, run: Expansion[S], **options: Any) -> None:
-        self.run, self.options, self.steps_taken, self.stopped = run, options, 0, None
+    def begin(self, run: Expansion[S], settings: SearchSettings) -> None:
+        """Start the search on ``run`` under ``settings`` (its depth limit and seed)."""
+        self.run, self.settings, self.steps_taken, self.stopped = run, settings, 0, None
+
+    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
+        """The whole search on ``run``: begun, stepped to its end, its result."""
+        self.begin(run, settings)
+        return await self.to_end()
 
     async def advance(self) -> bool:
         """One unit of the search; True when the search is over."""
@@ -118,10 +137,12 @@ class Steppable(Generic[S]):
         return self.finish()
 
     def checkpoint(self) -> bytes:
-        """The run so far, between two steps, as JSON: the search's name and options, the steps
-        taken, the budget that stopped it (if one did), the run it belongs to (``Expansion.identity``)
-        and the run's books (usage, time, the model's answers: ``Expansion.books``)."""
-        return json.dumps({"format": CHECKPOINT_FORMAT, "search": type(self).__qualname__, "options": self.options,
+        """The run so far, between two steps, as JSON: the search's name and options (with the
+        depth limit and seed it was begun with), the steps taken, the budget that stopped it (if one
+        did), the run it belongs to (``Expansion.identity``) and the run's books (usage, time, the
+        model's answers: ``Expansion.books``)."""
+        options = {**dataclasses.asdict(self.options), "depth": self.settings.depth, "seed": self.settings.seed}
+        return json.dumps({"format": CHECKPOINT_FORMAT, "search": type(self).__qualname__, "options": options,
                            "steps": self.steps_taken, "stopped": self.stopped, "run": self.run.identity(),
                            "books": self.run.books()}, ensure_ascii=False).encode()
 
@@ -158,15 +179,13 @@ class Steppable(Generic[S]):
             if theirs[what] != value:
                 raise ValueError(f"the checkpoint is of another run: its {what} is {_said(theirs[what])}, "
                                  f"this run's {_said(value)}")
-        _check_options(cls, options)
+        own, settings = _options(cls, options)
         real = run.trace
         run.trace = Trace()  # the replay's events are the first part's, already written
         try:
             run.start_replay(books, stopped)
-            try:
-                search = cls(run, **options)  # type: ignore[call-arg]
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"the checkpoint's options do not fit {cls.__qualname__}: {_line(exc)}") from None
+            search = cls(own)  # type: ignore[call-arg]
+            search.begin(run, settings)
             for _ in range(steps):
                 if await search.step():
                     break
@@ -195,43 +214,21 @@ def _line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def _fits(value: object, hint: Any) -> bool:
-    """Whether a JSON value read from a checkpoint is of an option's declared type (int, float,
-    bool, str, None and unions of them; a whole number within 2**63; a float finite, where an int
-    may stand for it). Other types are left to the search's own checks."""
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return any(_fits(value, h) for h in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return type(value) is int and -_MAX_INT < value < _MAX_INT
-    if hint is float:
-        # inf and NaN fail the bounds; a bool is not a number here
-        return isinstance(value, (int, float)) and type(value) is not bool and -_MAX_INT < value < _MAX_INT
-    if hint is str:
-        return isinstance(value, str)
-    return True
-
-
-def _check_options(cls: type[Steppable[Any]], options: dict[str, Any]) -> None:
-    """ValueError in one line for a saved option the search does not take or whose value is not
-    of its declared type (so the search never meets a string depth or a float beyond range)."""
-    params = inspect.signature(cls.__init__).parameters
+def _options(cls: type[Steppable[Any]], saved: dict[str, Any]) -> tuple[Any, SearchSettings]:
+    """The search's options and settings a checkpoint saved; ValueError in one line for one the
+    search does not take or whose value is not of its declared type or within its bounds."""
+    declared = options_of(cls)
+    depth, seed = saved.get("depth"), saved.get("seed", 0)
     try:
-        hints = typing.get_type_hints(cls.__init__)
-    except (NameError, TypeError):  # annotations that cannot be resolved here: the search checks its own
-        hints = {}
-    named = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    anything = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    for name, value in options.items():
-        param = params.get(name)
-        if name in ("self", "run") or (not anything and (param is None or param.kind not in named)):
-            raise ValueError(f"the checkpoint's options do not fit {cls.__qualname__}: it takes no option "
-                             f"{_said(name)}")
-        if name in hints and not _fits(value, hints[name]):
-            raise ValueError(f"the checkpoint's options do not fit {cls.__qualname__}: {name} is {_said(value)}")
+        unknown = sorted(set(saved) - {s.name for s in option_specs(declared)} - {"depth", "seed"})
+        if unknown:
+            raise ValueError(f"it takes no option {_said(unknown[0])}")
+        for name, value in (("depth", depth), ("seed", seed)):
+            if not (type(value) is int and -_MAX_INT < value < _MAX_INT or name == "depth" and value is None):
+                raise ValueError(f"{name} is {_said(value)}")
+        return build_options(declared, saved), SearchSettings(depth=depth, seed=seed)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"the checkpoint's options do not fit {cls.__qualname__}: {_line(exc)}") from None
 
 
 async def visit_from_root(run: Expansion[S], visit: Callable[[Node[S]], Awaitable[tuple[Node[S], str] | None]], *,

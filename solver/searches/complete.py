@@ -13,6 +13,7 @@ to the generator's order (for ``enumerate``: the checker's enumeration order).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Hashable, TypeVar
 
 from solver.budget import Usage
@@ -21,12 +22,14 @@ from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node, SeenStates
-from solver.searches.common import DECIMALS, quantise, ranked, visit_from_root
+from solver.search_options import NoOptions
+from solver.searches.common import DECIMALS, begin, quantise, ranked, visit_from_root
+from solver.settings import SearchSettings
 from solver.task import Task
 from solver.trace import Trace
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["complete_dfs", "search_complete"]
+__all__ = ["Complete", "complete_dfs"]
 
 
 async def complete_dfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
@@ -37,51 +40,56 @@ async def complete_dfs(task: Task[S], puzzle: str, generator: Generator, evaluat
     With an exhaustive generator (``enumerate*``) an unanswered, uncut search is a proof that no
     answer exists (``exhausted``); with a sampling generator it only means the samples ran out."""
     run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage, gate)
-    return await search_complete(run, depth=depth, decimals=decimals)
+    return await Complete(decimals=decimals)(run, SearchSettings("tot-complete", depth=depth))
 
 
-async def search_complete(run: Expansion[S], *, depth: int | None = None, decimals: int = DECIMALS) -> SearchResult[S]:
-    """The order of ``complete_dfs`` on a run's gated step."""
-    task, evaluator = run.task, run.require_evaluator()
-    max_depth = depth or task.max_depth
-    run.start("tot-complete", depth=max_depth, defer_below=evaluator.prune_below, decimals=decimals,
-              generator=run.generator.name, evaluator=evaluator.name)
-    explored: SeenStates[S] = SeenStates()  # the states fully explored, each at its smallest depth
+@dataclass(frozen=True)
+class Complete:
+    """``complete_dfs``'s order on a run's gated step (it has no options of its own; ``decimals``
+    is for tests of float noise)."""
 
-    async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
-        run.reach(node)
-        children = await run.expand(node)
-        hit = run.first_answer(children)
-        if hit is not None:
-            return hit
-        open_nodes = [c for c in children if not c.solved]
-        fresh = []
-        for child in open_nodes:
-            if explored.known(child):
-                run.cut(child, "duplicate")  # explored before, with no answer
-            else:
-                fresh.append(child)
-        # Children at the depth limit are never expanded, so their order does not matter, and a
-        # single child needs no ordering: neither costs a model call.
-        to_order = [c for c in fresh if c.depth < max_depth]
-        if len(to_order) > 1:
-            await run.score(to_order)
-        order = ranked(fresh, decimals)
-        good = [c for c in order if quantise(c.score, decimals) >= evaluator.prune_below]
-        deferred = [c for c in order if c not in good]  # below the threshold, or NaN: last, never dropped
-        for child in good + deferred:
-            if explored.known(child):
-                run.cut(child, "duplicate")
-                continue
-            if child.depth >= max_depth:
-                run.cut_at_depth(child)  # the step remembers whether this loses anything
-                continue
-            run.keep(child, deferred=child in deferred or None)
-            hit = await visit(child)
+    options: NoOptions = NoOptions()
+    decimals: int = DECIMALS
+
+    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
+        evaluator, decimals = run.require_evaluator(), self.decimals
+        max_depth = begin(run, settings, self.options, defer_below=evaluator.prune_below, decimals=decimals)
+        explored: SeenStates[S] = SeenStates()  # the states fully explored, each at its smallest depth
+
+        async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
+            run.reach(node)
+            children = await run.expand(node)
+            hit = run.first_answer(children)
             if hit is not None:
                 return hit
-            explored.record(child)
-            run.backtrack(child, node)
-        return None
+            open_nodes = [c for c in children if not c.solved]
+            fresh = []
+            for child in open_nodes:
+                if explored.known(child):
+                    run.cut(child, "duplicate")  # explored before, with no answer
+                else:
+                    fresh.append(child)
+            # Children at the depth limit are never expanded, so their order does not matter, and a
+            # single child needs no ordering: neither costs a model call.
+            to_order = [c for c in fresh if c.depth < max_depth]
+            if len(to_order) > 1:
+                await run.score(to_order)
+            order = ranked(fresh, decimals)
+            good = [c for c in order if quantise(c.score, decimals) >= evaluator.prune_below]
+            deferred = [c for c in order if c not in good]  # below the threshold, or NaN: last, never dropped
+            for child in good + deferred:
+                if explored.known(child):
+                    run.cut(child, "duplicate")
+                    continue
+                if child.depth >= max_depth:
+                    run.cut_at_depth(child)  # the step remembers whether this loses anything
+                    continue
+                run.keep(child, deferred=child in deferred or None)
+                hit = await visit(child)
+                if hit is not None:
+                    return hit
+                explored.record(child)
+                run.backtrack(child, node)
+            return None
 
-    return await visit_from_root(run, visit, searched_all=True)  # a proof where the step says so
+        return await visit_from_root(run, visit, searched_all=True)  # a proof where the step says so

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Generic, Hashable, TypeVar
+from typing import Any, Generic, Hashable, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
@@ -20,23 +20,22 @@ from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node, SeenStates
-from solver.search_options import option
+from solver.search_options import Options, option
+from solver.searches.common import begin
+from solver.settings import SearchSettings
 from solver.task import Task, Thought
 from solver.trace import Trace
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["DEFAULT_CHILDREN", "DEFAULT_ROUNDS", "LongOptions", "Memory", "long_search", "search_long"]
-
-DEFAULT_CHILDREN = 5  # Long's C
-DEFAULT_ROUNDS = 100  # Long's K
+__all__ = ["Long", "LongOptions", "Memory", "long_search"]
 
 
 @dataclass(frozen=True)
-class LongOptions:
+class LongOptions(Options):
     """``long``'s own options (``solver.search_options``)."""
 
-    max_children: int = option(DEFAULT_CHILDREN, "children per node (C)", at_least=1)
-    max_rounds: int = option(DEFAULT_ROUNDS, "rounds (K)", at_least=1)
+    max_children: int = option(5, "children per node (C)", at_least=1)  # Long's C
+    max_rounds: int = option(100, "rounds (K)", at_least=1)  # Long's K
 
 
 _SEED_STRIDE = 1000  # fresh seeds per request at the same node, clear of Sample's seed+i
@@ -71,87 +70,83 @@ def _reseeded(generator: Generator, attempt: int) -> Generator:
 
 
 async def long_search(task: Task[S], puzzle: str, generator: Generator, client: LMClient | None, *,
-                      max_children: int = DEFAULT_CHILDREN, max_rounds: int = DEFAULT_ROUNDS,
-                      depth: int | None = None, evaluator: Evaluator | None = None,
-                      trace: Trace | None = None, usage: Usage | None = None) -> SearchResult[S]:
-    """Long's controller. With ``evaluator`` (e.g. the exact oracle, for an upper bound), the
-    proposals of a node are tried in non-increasing score order and those scoring below its
-    ``prune_below`` are dropped; without one (Long), in the generator's order."""
-    _check_limits(max_children, max_rounds)
+                      depth: int | None = None, evaluator: Evaluator | None = None, trace: Trace | None = None,
+                      usage: Usage | None = None, **options: Any) -> SearchResult[S]:
+    """Long's controller, ``options`` those of ``LongOptions`` (``max_children``, ``max_rounds``).
+    With ``evaluator`` (e.g. the exact oracle, for an upper bound), the proposals of a node are
+    tried in non-increasing score order and those scoring below its ``prune_below`` are dropped;
+    without one (Long), in the generator's order."""
+    long = Long(LongOptions(**options))
     run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage)
-    return await search_long(run, max_children=max_children, max_rounds=max_rounds, depth=depth)
+    return await long(run, SearchSettings("long", depth=depth))
 
 
-def _check_limits(max_children: int, max_rounds: int) -> None:
-    if max_children < 1 or max_rounds < 1:
-        raise ValueError("the controller needs at least one child per node and one round")
-
-
-async def search_long(run: Expansion[S], *, max_children: int = DEFAULT_CHILDREN, max_rounds: int = DEFAULT_ROUNDS,
-                      depth: int | None = None) -> SearchResult[S]:
+@dataclass(frozen=True)
+class Long:
     """Long's controller on a run's gated step; the run's evaluator (None: Long's own, no
     ranking) orders and prunes the proposals of a node before its rounds try them."""
-    _check_limits(max_children, max_rounds)
-    task, evaluator, generator = run.task, run.evaluator, run.generator
-    max_depth = depth or task.max_depth
-    run.start("long", max_children=max_children, max_rounds=max_rounds, depth=max_depth, generator=generator.name,
-              evaluator=evaluator.name if evaluator is not None else None)
-    root = run.root()
-    mem = Memory(root, root)
-    mem.visited.record(root)
-    run.reach(root)
 
-    async def next_proposal(node: Node[S]) -> Thought | None:
-        queue = mem.pending.setdefault(node.id, [])
-        if not queue:
-            attempt = mem.requests.get(node.id, 0)
-            mem.requests[node.id] = attempt + 1
-            thoughts = await run.propose(node, request=attempt + 1, generator=_reseeded(generator, attempt))
-            offered = mem.offered.setdefault(node.id, set())
-            fresh = []
-            for th in thoughts:
-                if th.text not in offered:
-                    offered.add(th.text)
-                    fresh.append(th)
-            queue.extend(await _ranked(node, fresh) if evaluator is not None else fresh)
-        return queue.pop(0) if queue else None
+    options: LongOptions = LongOptions()
 
-    async def _ranked(node: Node[S], thoughts: list[Thought]) -> list[Thought]:
-        assert evaluator is not None
-        probes = [p for p in (run.probe(node, th) for th in thoughts) if p is not None]
-        await run.score_probes(probes)
-        keep = []
-        for k, probe in enumerate(probes):
-            score = probe.score if probe.score is not None else 0.0
-            if score >= evaluator.prune_below:
-                keep.append((score, k, probe))
-            else:
-                run.cut_thought(node, probe.thought, "pruned", probe.score)
-        keep.sort(key=lambda x: (-x[0], x[1]))
-        return [Thought(probe.thought, probe.prior) for _s, _k, probe in keep]
+    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
+        max_depth, options = begin(run, settings, self.options), self.options
+        evaluator, generator, max_children = run.evaluator, run.generator, options.max_children
+        root = run.root()
+        mem = Memory(root, root)
+        mem.visited.record(root)
+        run.reach(root)
 
-    try:
-        for rnd in range(1, max_rounds + 1):
-            run.step()
-            node = mem.current
-            run.new_round(rnd, node)
-            thought = await next_proposal(node)
-            mem.tried[node.id] = mem.tried.get(node.id, 0) + 1
-            if thought is None:
-                run.cut(node, "no new proposal")
-            else:
-                hit = _step(run, mem, node, thought, max_depth)
-                if hit is not None:
-                    return run.result(hit[0], hit[1], None)
-            while mem.current is not mem.root and mem.exhausted(mem.current, max_children):
-                child = mem.current
-                parent = child.parent
-                assert parent is not None
-                run.backtrack(child, parent, why=f"{mem.tried[child.id]} children tried")
-                mem.current = parent
-    except BudgetExhausted as exc:
-        return run.result(None, None, exc.which)
-    return run.result(None, None, "rounds")
+        async def next_proposal(node: Node[S]) -> Thought | None:
+            queue = mem.pending.setdefault(node.id, [])
+            if not queue:
+                attempt = mem.requests.get(node.id, 0)
+                mem.requests[node.id] = attempt + 1
+                thoughts = await run.propose(node, request=attempt + 1, generator=_reseeded(generator, attempt))
+                offered = mem.offered.setdefault(node.id, set())
+                fresh = []
+                for th in thoughts:
+                    if th.text not in offered:
+                        offered.add(th.text)
+                        fresh.append(th)
+                queue.extend(await _ranked(node, fresh) if evaluator is not None else fresh)
+            return queue.pop(0) if queue else None
+
+        async def _ranked(node: Node[S], thoughts: list[Thought]) -> list[Thought]:
+            assert evaluator is not None
+            probes = [p for p in (run.probe(node, th) for th in thoughts) if p is not None]
+            await run.score_probes(probes)
+            keep = []
+            for k, probe in enumerate(probes):
+                score = probe.score if probe.score is not None else 0.0
+                if score >= evaluator.prune_below:
+                    keep.append((score, k, probe))
+                else:
+                    run.cut_thought(node, probe.thought, "pruned", probe.score)
+            keep.sort(key=lambda x: (-x[0], x[1]))
+            return [Thought(probe.thought, probe.prior) for _s, _k, probe in keep]
+
+        try:
+            for rnd in range(1, options.max_rounds + 1):
+                run.step()
+                node = mem.current
+                run.new_round(rnd, node)
+                thought = await next_proposal(node)
+                mem.tried[node.id] = mem.tried.get(node.id, 0) + 1
+                if thought is None:
+                    run.cut(node, "no new proposal")
+                else:
+                    hit = _step(run, mem, node, thought, max_depth)
+                    if hit is not None:
+                        return run.result(hit[0], hit[1], None)
+                while mem.current is not mem.root and mem.exhausted(mem.current, max_children):
+                    child = mem.current
+                    parent = child.parent
+                    assert parent is not None
+                    run.backtrack(child, parent, why=f"{mem.tried[child.id]} children tried")
+                    mem.current = parent
+        except BudgetExhausted as exc:
+            return run.result(None, None, exc.which)
+        return run.result(None, None, "rounds")
 
 
 def _step(run: Expansion[S], mem: Memory[S], node: Node[S], thought: Thought,

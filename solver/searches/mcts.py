@@ -36,29 +36,24 @@ from typing import Generic, Hashable, TypeVar
 from solver.budget import BudgetExhausted
 from solver.expansion import Expansion, SearchResult
 from solver.node import Node
-from solver.search_options import option
-from solver.searches.common import Steppable, Transpositions, quantise
+from solver.search_options import Options, option
+from solver.searches.common import Steppable, Transpositions, begin, quantise
+from solver.settings import SearchSettings
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["DEFAULT_ANSWERS", "DEFAULT_EXPLORATION", "DEFAULT_ITERATIONS", "DEFAULT_ROLLOUT_DEPTH", "Mcts",
-           "MctsOptions", "search_mcts"]
-
-DEFAULT_ITERATIONS = 200
-DEFAULT_EXPLORATION = 1.0  # UCT's c; rewards lie in 0..1: sqrt(2) is the textbook bound, 1 a common choice
-DEFAULT_ROLLOUT_DEPTH = 0  # 0: the evaluator's value estimate, no rollout
-DEFAULT_ANSWERS = 1  # stop at the first verified answer
+__all__ = ["Mcts", "MctsOptions"]
 
 
 @dataclass(frozen=True)
-class MctsOptions:
+class MctsOptions(Options):
     """``mcts``'s own options (``solver.search_options``)."""
 
-    iterations: int = option(DEFAULT_ITERATIONS, "iterations, each one expansion", at_least=1)
-    exploration: float = option(DEFAULT_EXPLORATION, "UCT exploration constant c", at_least=0)
-    rollout_depth: int = option(DEFAULT_ROLLOUT_DEPTH, "random gated steps per rollout; 0 uses the evaluator's "
-                                                       "value", at_least=0)
-    answers: int = option(DEFAULT_ANSWERS, "distinct answers to find before stopping; the first found is the "
-                                           "run's answer, all are listed", at_least=1)
+    iterations: int = option(200, "iterations, each one expansion", at_least=1)
+    # UCT's c; rewards lie in 0..1: sqrt(2) is the textbook bound, 1 a common choice
+    exploration: float = option(1.0, "UCT exploration constant c", at_least=0)
+    rollout_depth: int = option(0, "random gated steps per rollout; 0 uses the evaluator's value", at_least=0)
+    answers: int = option(1, "distinct answers to find before stopping; the first found is the run's answer, all "
+                             "are listed", at_least=1)
 
 
 @dataclass(slots=True)
@@ -91,31 +86,18 @@ class _Scale:
         return (v - self.low) / (self.high - self.low)
 
 
+@dataclass
 class Mcts(Steppable[S]):
     """MCTS as one object: ``step`` runs one iteration; the run can be saved between two
     iterations and resumed (``solver.searches.common.Steppable``)."""
 
-    def __init__(self, run: Expansion[S], *, iterations: int = DEFAULT_ITERATIONS,
-                 exploration: float = DEFAULT_EXPLORATION, rollout_depth: int = DEFAULT_ROLLOUT_DEPTH,
-                 depth: int | None = None, seed: int = 0, answers: int = DEFAULT_ANSWERS) -> None:
-        if iterations < 1:
-            raise ValueError(f"iterations must be at least 1, not {iterations}")
-        if answers < 1:
-            raise ValueError(f"answers must be at least 1, not {answers}")
-        if exploration < 0 or not math.isfinite(exploration):
-            raise ValueError(f"the exploration constant must be a finite number >= 0, not {exploration}")
-        if rollout_depth < 0:
-            raise ValueError(f"the rollout depth must be at least 0, not {rollout_depth}")
-        evaluator = run.require_evaluator()
-        self._begin(run, iterations=iterations, exploration=exploration, rollout_depth=rollout_depth, depth=depth,
-                    seed=seed, answers=answers)
-        self.iterations, self.exploration, self.rollout_depth, self.answers = (iterations, exploration,
-                                                                               rollout_depth, answers)
-        self.max_depth = depth or run.task.max_depth
-        run.start("mcts", depth=self.max_depth, iterations=iterations, exploration=exploration,
-                  rollout_depth=rollout_depth, seed=seed, generator=run.generator.name, evaluator=evaluator.name,
-                  **({"answers": answers} if answers > 1 else {}))
-        self.rng = random.Random(seed)
+    options: MctsOptions = MctsOptions()
+
+    def begin(self, run: Expansion[S], settings: SearchSettings) -> None:
+        super().begin(run, settings)
+        run.require_evaluator()
+        self.max_depth = begin(run, settings, self.options)
+        self.rng = random.Random(settings.seed)
         self.scale = _Scale()
         self.held: Transpositions[S] = Transpositions()
         self.stats: dict[int, _Stats[S]] = {}
@@ -126,7 +108,6 @@ class Mcts(Steppable[S]):
         self.round = 1  # the next iteration's number
         self.found: tuple[Node[S], str] | None = None
         self.seen: dict[str, Node[S]] = {}  # answers > 1: every accepted answer so far -> its state
-        self.stopped: str | None = None
         self.done = False
 
     def _uct(self, parent: Node[S], child: Node[S]) -> float:
@@ -135,7 +116,7 @@ class Mcts(Steppable[S]):
         visited again."""
         s = self.stats[child.id]
         mean = (self.scale.of(child.score) + s.total) / (1 + s.visits)
-        return mean + self.exploration * math.sqrt(math.log(1 + self.stats[parent.id].visits) / (1 + s.visits))
+        return mean + self.options.exploration * math.sqrt(math.log(1 + self.stats[parent.id].visits) / (1 + s.visits))
 
     def _select(self) -> list[Node[S]]:
         path = [self.root]
@@ -165,7 +146,7 @@ class Mcts(Steppable[S]):
         the first of them returned, and the other children are still the node's children."""
         run = self.run
         children = await run.expand(node)
-        if self.answers == 1:
+        if self.options.answers == 1:
             hit = run.first_answer(children)
             if hit is not None:
                 return [], hit
@@ -188,7 +169,7 @@ class Mcts(Steppable[S]):
         known (the first step picks one of them): (reward, the answer if one was reached)."""
         run, rng = self.run, self.rng
         last = children[rng.randrange(len(children))]
-        for _ in range(self.rollout_depth - 1):
+        for _ in range(self.options.rollout_depth - 1):
             if last.depth >= self.max_depth:
                 return 0.0, None
             below = await run.expand(last)
@@ -214,7 +195,7 @@ class Mcts(Steppable[S]):
     async def advance(self) -> bool:
         """One iteration; True when the search is over (an answer, or ``answers`` of them, the
         iterations run out, a dead root, or a budget)."""
-        if self.done or self.round > self.iterations or self.stats[self.root.id].dead:
+        if self.done or self.round > self.options.iterations or self.stats[self.root.id].dead:
             self.done = True
             return True
         try:
@@ -237,7 +218,7 @@ class Mcts(Steppable[S]):
         self.stats[leaf.id].children = children
         reward = 0.0  # a dead end: nothing the gate let in, or the depth limit
         if self.found is None and children:
-            if self.rollout_depth > 0:
+            if self.options.rollout_depth > 0:
                 reward, self.found = await self._rollout(children)
             else:
                 reward = max(self.scale.of(c.score) for c in children)
@@ -245,13 +226,13 @@ class Mcts(Steppable[S]):
             reward = 1.0
         self._backup(path, reward, self.round)
         if self.found is not None:
-            if self.answers == 1:
+            if self.options.answers == 1:
                 self.done = True
                 return
             # several asked: answers are terminals (_expand keeps its own in ``seen``); the search goes on
             self.seen.setdefault(self.found[1], self.found[0])
             self.found = None
-            if len(self.seen) >= self.answers:
+            if len(self.seen) >= self.options.answers:
                 self.done = True
                 return
         if not children:
@@ -270,25 +251,14 @@ class Mcts(Steppable[S]):
         searched_all = stopped is None and stats[root.id].dead
         proof = run.proves(searched_all)
         note = None
-        if self.answers > 1 and len(seen) < self.answers:
+        if self.options.answers > 1 and len(seen) < self.options.answers:
             note = (f"the {stopped} budget ran out" if stopped is not None
                     else "every state was tried; answers that pass through a state already reached by another "
                          "path are not listed again" if proof
                     else "every state within reach was tried, but the depth limit or an enumeration limit cut some"
-                    if stats[root.id].dead else f"the {self.iterations} iterations ran out")
+                    if stats[root.id].dead else f"the {self.options.iterations} iterations ran out")
         if seen:  # answers > 1: the first found is the run's answer; stopped_by says a budget cut the rest
             first, node = next(iter(seen.items()))
             return run.result(node, first, stopped, visits=visits, answers=list(seen), answers_note=note)
         return run.result(None, None, stopped, searched_all=searched_all, visits=visits,
-                          answers=[] if self.answers > 1 else None, answers_note=note)
-
-
-async def search_mcts(run: Expansion[S], *, iterations: int = DEFAULT_ITERATIONS,
-                      exploration: float = DEFAULT_EXPLORATION, rollout_depth: int = DEFAULT_ROLLOUT_DEPTH,
-                      depth: int | None = None, seed: int = 0, answers: int = DEFAULT_ANSWERS) -> SearchResult[S]:
-    """UCT for ``iterations`` iterations (or until ``answers`` distinct answers, a budget, or a
-    dead root). With ``answers`` > 1 a found answer's state becomes a terminal that is never
-    selected again, and the search goes on; the result lists every answer found, the first one
-    being the run's answer."""
-    return await Mcts(run, iterations=iterations, exploration=exploration, rollout_depth=rollout_depth, depth=depth,
-                      seed=seed, answers=answers).to_end()
+                          answers=[] if self.options.answers > 1 else None, answers_note=note)

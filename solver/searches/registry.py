@@ -1,13 +1,15 @@
 """Searches by name: ``tot solve --method NAME``, ``tot bench --methods``, ``solver.run.solve``.
 
-A search is only an order of expansion over one run's gated step (``solver.expansion.Expansion``):
-it gets the run and the search settings and returns the run's result. The gate, dedup, trace,
-budget and answer re-verification come with the run, so a search of your own gets them for free.
-Its own options it declares once, as a dataclass (``solver.search_options.option``): the command
-line, ``tot list --json`` and ``run_search`` take them from there::
+A search is only an order of expansion over one run's gated step (``solver.expansion.Expansion``).
+The gate, dedup, trace, budget and answer re-verification come with the run, so a search of your
+own gets them for free. A built-in search is a class made from its options (one dataclass of
+``solver.search_options.option`` fields: ``Bfs(BfsOptions(breadth=2))``) and called with the run
+and the search settings; the registry holds the class, and the command line, ``tot list --json``
+and ``run_search`` take the options from its declaration. A search of your own may be such a
+class, or one async function ``(run, settings) -> result`` with its options named here::
 
     @dataclass(frozen=True)
-    class RandomFirstOptions:
+    class RandomFirstOptions(Options):
         tries: int = option(3, "random orders tried from the root", at_least=1)
 
     async def random_first(run: Expansion[Any], settings: SearchSettings) -> SearchResult[Any]:
@@ -17,27 +19,27 @@ line, ``tot list --json`` and ``run_search`` take them from there::
     register_search("random-first", random_first, options=RandomFirstOptions)
 
 Third-party packages register theirs without touching this one, through the entry-point group
-``tot.searches`` (the name, and a ``Search`` or such a function), read on first use.
+``tot.searches`` (the name, and a ``Search``, a search class or such a function), read on first use.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
-from typing import Any, Awaitable, Callable, Hashable, TypeVar
+from typing import Any, Awaitable, Callable, Hashable, Mapping, TypeVar
 
 from solver.budget import Usage
 from solver.evaluators import Evaluator
 from solver.expansion import Expansion, SearchResult
 from solver.generators import Generator
 from solver.lm.client import LMClient
-from solver.search_options import NoOptions, OptionSpec, OptionValue, option_specs
-from solver.searches.beam import BeamOptions, no_likelihood_notice, search_beam
-from solver.searches.best_first import search_best_first
-from solver.searches.complete import search_complete
-from solver.searches.controller import LongOptions, search_long
-from solver.searches.mcts import MctsOptions, search_mcts
-from solver.searches.tot import BfsOptions, DfsOptions, search_bfs, search_dfs
+from solver.search_options import OptionSpec, OptionValue, build_options, option_specs, options_of
+from solver.searches.beam import Beam, no_likelihood_notice
+from solver.searches.best_first import BestFirst
+from solver.searches.complete import Complete
+from solver.searches.controller import Long
+from solver.searches.mcts import Mcts
+from solver.searches.tot import Bfs, Dfs
 from solver.settings import SearchSettings
 from solver.task import Task
 from solver.trace import Trace
@@ -54,107 +56,90 @@ SearchFn = Callable[[Expansion[Any], SearchSettings], Awaitable[SearchResult[Any
 
 @dataclass(frozen=True, slots=True)
 class Search:
-    """A registered search: its name, its order, one line of help, and the evaluators it scores
-    with (None: whichever the run names; Long's controller ranks only with the exact oracle, so
-    the run checks no other evaluator's needs for it)."""
+    """A registered search: its name, its order (a class made from its options, or a function),
+    one line of help, and the evaluators it scores with (None: whichever the run names; Long's
+    controller ranks only with the exact oracle, so the run checks no other evaluator's needs
+    for it)."""
 
     name: str
-    run: SearchFn
+    run: type | SearchFn
     help: str = ""
     evaluators: tuple[str, ...] | None = None
-    # The dataclass of its own options (``solver.search_options``): their flags, defaults and
-    # checks. None: not declared (a plain function registered), so any search's options are taken.
+    # The dataclass of its own options (``solver.search_options``): a class's own, or the one a
+    # function was registered with; None: a function that takes none.
     options: type | None = None
     # A line to say once before runs, given the run's generator (None: nothing to say).
     notice: Callable[[Generator], str | None] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.run, type) and self.options is None:
+            object.__setattr__(self, "options", options_of(self.run))
 
     @property
     def specs(self) -> tuple[OptionSpec, ...]:
         """Its own options as declared (none where it declares none)."""
         return option_specs(self.options) if self.options is not None else ()
 
+    def options_from(self, values: Mapping[str, object]) -> Any:
+        """Its options from ``values`` by name (names it does not declare are other searches' and
+        left out; those missing take their defaults); ValueError in one line for a bad value."""
+        return build_options(self.options, values) if self.options is not None else None
+
     def uses_evaluator(self, name: str) -> bool:
         """Whether this search scores with the evaluator called ``name``."""
         return self.evaluators is None or name in self.evaluators
 
-    async def __call__(self, run: Expansion[Any], options: SearchSettings) -> SearchResult[Any]:
-        """The search's result; a puzzle given already solved is answered at its root, without
-        the search (``Expansion.solved_at_start``)."""
+    async def __call__(self, run: Expansion[Any], settings: SearchSettings) -> SearchResult[Any]:
+        """The search's result under ``settings`` (their options: an instance of its own, or None
+        for its defaults); a puzzle given already solved is answered at its root, without the
+        search (``Expansion.solved_at_start``)."""
+        options = settings.options
+        if self.options is not None:
+            options = settings.own(self.options)
+        elif options is not None:
+            raise TypeError(f"search {self.name!r} takes no options, not {type(options).__name__}")
         done = run.solved_at_start(self.name)
-        return done if done is not None else await self.run(run, options)
-
-
-async def _bfs(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
-    o = s.own(BfsOptions)
-    return await search_bfs(run, breadth=o.breadth, depth=s.depth, early_stop=o.early_stop)
-
-
-async def _dfs(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
-    o = s.own(DfsOptions)
-    return await search_dfs(run, depth=s.depth, prune_below=o.prune_below, max_children=o.dfs_children)
-
-
-async def _complete(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
-    return await search_complete(run, depth=s.depth)
-
-
-async def _long(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
-    o = s.own(LongOptions)
-    return await search_long(run, max_children=o.max_children, max_rounds=o.max_rounds, depth=s.depth)
-
-
-async def _best_first(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
-    return await search_best_first(run, depth=s.depth)
-
-
-async def _mcts(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
-    o = s.own(MctsOptions)
-    return await search_mcts(run, iterations=o.iterations, exploration=o.exploration,
-                             rollout_depth=o.rollout_depth, depth=s.depth, seed=s.seed, answers=o.answers)
-
-
-async def _beam(run: Expansion[S], s: SearchSettings) -> SearchResult[S]:
-    o = s.own(BeamOptions)
-    return await search_beam(run, beam=o.breadth, candidates=o.candidates, mix=o.mix, tau=o.tau, decay=o.decay,
-                             runs=o.beam_runs, depth=s.depth, seed=s.seed)
+        if done is not None:
+            return done
+        settings = replace(settings, options=options)
+        return await (self.run(options) if isinstance(self.run, type) else self.run)(run, settings)
 
 
 # Filled at import with the built-in searches, in the order help texts list them.
 SEARCHES: dict[str, Search] = {s.name: s for s in (
-    Search("tot-complete", _complete, "DFS over every legal step, model-ordered, backtracking; an unanswered, "
-                                      "uncut run proves there is no answer", options=NoOptions),
-    Search("tot-bfs", _bfs, "the paper's BFS: a beam of --breadth states per level",
-           options=BfsOptions),
-    Search("tot-dfs", _dfs, "the paper's DFS: best child first, children below --prune-below cut, backtracking",
-           options=DfsOptions),
-    Search("long", _long, "Long (2023)'s controller: one proposal per round, --max-children per node, "
-                          "--max-rounds in all", evaluators=("oracle",), options=LongOptions),
-    Search("best-first", _best_first, "one global frontier, best evaluator score first (ties: deeper, then "
-                                      "earlier); nothing pruned, complete on finite trees", options=NoOptions),
-    Search("mcts", _mcts, "Monte Carlo tree search: UCT on evaluator values, verifier rewards; "
-                          "--iterations, --exploration, --rollout-depth, --answers",
-           options=MctsOptions),
-    Search("beam", _beam, "Xie et al. (2023)'s stochastic beam search: --breadth chains, --beam-candidates each, "
-                          "log-likelihood and self-evaluation mixed by --lambda, --tau decaying by --decay; "
-                          "--beam-runs fresh runs until a verified answer",
-           options=BeamOptions, notice=no_likelihood_notice),
+    Search("tot-complete", Complete, "DFS over every legal step, model-ordered, backtracking; an unanswered, "
+                                     "uncut run proves there is no answer"),
+    Search("tot-bfs", Bfs, "the paper's BFS: a beam of --breadth states per level"),
+    Search("tot-dfs", Dfs, "the paper's DFS: best child first, children below --prune-below cut, backtracking"),
+    Search("long", Long, "Long (2023)'s controller: one proposal per round, --max-children per node, "
+                         "--max-rounds in all", evaluators=("oracle",)),
+    Search("best-first", BestFirst, "one global frontier, best evaluator score first (ties: deeper, then "
+                                    "earlier); nothing pruned, complete on finite trees"),
+    Search("mcts", Mcts, "Monte Carlo tree search: UCT on evaluator values, verifier rewards; "
+                         "--iterations, --exploration, --rollout-depth, --answers"),
+    Search("beam", Beam, "Xie et al. (2023)'s stochastic beam search: --breadth chains, --beam-candidates each, "
+                         "log-likelihood and self-evaluation mixed by --lambda, --tau decaying by --decay; "
+                         "--beam-runs fresh runs until a verified answer", notice=no_likelihood_notice),
 )}
 _loaded = False
 
 
-def register_search(name: str, search: Search | SearchFn, help: str = "", *, options: type | None = None) -> Search:
-    """Register ``search`` (a Search, or an order function ``(run, settings) -> result``) under
-    ``name``, replacing any search of that name; ``options`` is the dataclass of its own options
-    (``solver.search_options``; a Search names its own). Returns the registered Search; ValueError
-    in one line where an option shares a name with another search's but not its type, default,
-    flag or bounds (one flag cannot mean two things)."""
+def register_search(name: str, search: Search | type | SearchFn, help: str = "", *,
+                    options: type | None = None) -> Search:
+    """Register ``search`` (a Search, a search class made from its options, or an order function
+    ``(run, settings) -> result``) under ``name``, replacing any search of that name; ``options``
+    is the dataclass of a function's own options (``solver.search_options``; a class and a Search
+    name their own). Returns the registered Search; ValueError in one line where an option shares
+    a name with another search's but not its type, default, flag or bounds (one flag cannot mean
+    two things)."""
     if not name or not isinstance(name, str):
         raise ValueError("a search needs a non-empty name")
     if isinstance(search, Search):
         entry = Search(name, search.run, help or search.help, search.evaluators, options or search.options,
                        search.notice)
     elif callable(search):
-        entry = Search(name, search, help or (search.__doc__ or "").strip().split("\n")[0], options=options)
+        entry = Search(name, search, help or (search.__doc__ or "").strip().split("\n")[0],
+                       options=None if isinstance(search, type) else options)
     else:
         raise TypeError(f"search {name!r} must be a Search or an async function (run, settings), "
                         f"not {type(search).__name__}")
@@ -226,15 +211,13 @@ async def run_search(name: str, task: Task[S], puzzle: str, generator: Generator
     does not take is a TypeError in one line naming those it does, a bad value a ValueError.
     ``evaluator`` may be None for a search that scores nothing (Long's controller without the oracle)."""
     search = get_search(name)
-    own = [s.name for s in search.specs] if search.options is not None else list(declared_options())
+    own = [s.name for s in search.specs]
     for key in options:
         if key not in own:
             raise TypeError(f"{key!r} is not an option of search {name!r}; its options are "
                             f"{', '.join((*COMMON_OPTIONS, *own))}")
     settings = SearchSettings(method=name, gate=gate, generator=generator.name, depth=depth, seed=seed,
-                              options=dict(options))
-    if search.options is not None:
-        settings.own(search.options)  # a bad value, before the run starts
+                              options=search.options_from(options))  # a bad value, before the run starts
     if evaluator is not None:
         settings.evaluator = evaluator.name
         if not search.uses_evaluator(evaluator.name):

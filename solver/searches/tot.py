@@ -8,7 +8,7 @@ re-verified from the original puzzle text alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Hashable, TypeVar
+from typing import Any, Hashable, TypeVar
 
 from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
@@ -17,28 +17,26 @@ from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.lm.session import gather_all
 from solver.node import Node, SeenStates
-from solver.search_options import option
-from solver.searches.common import DECIMALS, quantise, ranked, visit_from_root
+from solver.search_options import Options, option
+from solver.searches.common import DECIMALS, begin, quantise, ranked, visit_from_root
+from solver.settings import SearchSettings
 from solver.task import Task
 from solver.trace import Trace
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["DECIMALS", "DEFAULT_BREADTH", "BfsOptions", "DfsOptions", "SearchResult", "bfs", "dfs", "quantise",
-           "ranked", "search_bfs", "search_dfs"]
-
-DEFAULT_BREADTH = 5  # the paper's b for Game of 24
+__all__ = ["DECIMALS", "Bfs", "BfsOptions", "Dfs", "DfsOptions", "SearchResult", "bfs", "dfs", "quantise", "ranked"]
 
 
 @dataclass(frozen=True)
-class BfsOptions:
+class BfsOptions(Options):
     """``tot-bfs``'s own options (``solver.search_options``)."""
 
-    breadth: int = option(DEFAULT_BREADTH, "beam width: the states kept per level", short="-b", at_least=1)
+    breadth: int = option(5, "beam width: the states kept per level", short="-b", at_least=1)  # the paper's b
     early_stop: bool = option(True, "stop at the first level that holds a verified answer")
 
 
 @dataclass(frozen=True)
-class DfsOptions:
+class DfsOptions(Options):
     """``tot-dfs``'s own options."""
 
     prune_below: float | None = option(None, "pruning threshold: children scored below it are cut (default: "
@@ -47,116 +45,121 @@ class DfsOptions:
 
 
 async def bfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
-              client: LMClient | None, *, breadth: int = DEFAULT_BREADTH, depth: int | None = None,
-              early_stop: bool = True, trace: Trace | None = None,
-              usage: Usage | None = None, gate: bool = True) -> SearchResult[S]:
-    """BFS with beam ``breadth`` for ``depth`` levels (default: the task's maximum).
-    ``gate=False`` lets rejected thoughts in through the task's ``apply_unchecked`` (ablation)."""
+              client: LMClient | None, *, depth: int | None = None, trace: Trace | None = None,
+              usage: Usage | None = None, gate: bool = True, **options: Any) -> SearchResult[S]:
+    """BFS for ``depth`` levels (default: the task's maximum), ``options`` those of ``BfsOptions``
+    (``breadth``, ``early_stop``). ``gate=False`` lets rejected thoughts in through the task's
+    ``apply_unchecked`` (ablation)."""
     run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage, gate)
-    return await search_bfs(run, breadth=breadth, depth=depth, early_stop=early_stop)
+    return await Bfs(BfsOptions(**options))(run, SearchSettings("tot-bfs", depth=depth))
 
 
-async def search_bfs(run: Expansion[S], *, breadth: int = DEFAULT_BREADTH, depth: int | None = None,
-                     early_stop: bool = True) -> SearchResult[S]:
-    """The order of ``bfs`` on a run's gated step: level by level, the best ``breadth`` states
-    of each level (by quantised score, ties in generation order) go on to the next."""
-    if breadth < 1:
-        raise ValueError(f"breadth must be at least 1, not {breadth}")
-    task = run.task
-    run.start("tot-bfs", breadth=breadth, depth=depth or task.max_depth, generator=run.generator.name,
-              evaluator=run.evaluator.name if run.evaluator is not None else None)
-    frontier = [run.root()]
-    run.reach(frontier[0])
-    found: tuple[Node[S], str] | None = None
-    try:
-        for _level in range(depth or task.max_depth):
-            proposals = await gather_all(*(run.generate(nd) for nd in frontier))
-            groups = [run.gate_all(nd, ths) for nd, ths in zip(frontier, proposals, strict=True)]
-            candidates: list[Node[S]] = []
-            seen: SeenStates[S] = SeenStates()  # this level's states
-            for group in groups:
-                candidates.extend(child for child in group if not run.duplicate(child, seen))
-            solved = [c for c in candidates if c.solved]
-            if len(solved) > 1 and found is None:
-                # Several verified solutions at once (e.g. passages that all pass the gate): let
-                # the evaluator choose among them, as the paper's vote does at the last step.
-                await run.score(solved)
-                solved = ranked(solved)
-            for child in solved:
-                if found is None:
-                    answer = run.accept(child)
-                    if answer is not None:
-                        found = (child, answer)
-            if found is not None and early_stop:
-                break
-            open_nodes = [c for c in candidates if not c.solved]
-            if not open_nodes:
-                break
-            await run.score(open_nodes)
-            # Quantised scores, stable order: ties keep generation order, and the trace says a
-            # tie decided it.
-            order = ranked(open_nodes)
-            frontier = order[:breadth]
-            for nd in frontier[:1]:
-                run.reach(nd)
-            cutoff = quantise(frontier[-1].score) if frontier else None
-            for nd in frontier:
-                run.keep(nd)
-            for nd in order[breadth:]:
-                run.cut(nd, "beam", score=nd.score, tie=quantise(nd.score) == cutoff)
-    except BudgetExhausted as exc:
-        return run.result(found[0] if found else None, found[1] if found else None, exc.which)
-    return run.result(found[0] if found else None, found[1] if found else None, None)
+@dataclass(frozen=True)
+class Bfs:
+    """The paper's BFS on a run's gated step: level by level, the best ``breadth`` states of each
+    level (by quantised score, ties in generation order) go on to the next."""
+
+    options: BfsOptions = BfsOptions()
+
+    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
+        breadth = self.options.breadth
+        max_depth = begin(run, settings, self.options)
+        frontier = [run.root()]
+        run.reach(frontier[0])
+        found: tuple[Node[S], str] | None = None
+        try:
+            for _level in range(max_depth):
+                proposals = await gather_all(*(run.generate(nd) for nd in frontier))
+                groups = [run.gate_all(nd, ths) for nd, ths in zip(frontier, proposals, strict=True)]
+                candidates: list[Node[S]] = []
+                seen: SeenStates[S] = SeenStates()  # this level's states
+                for group in groups:
+                    candidates.extend(child for child in group if not run.duplicate(child, seen))
+                solved = [c for c in candidates if c.solved]
+                if len(solved) > 1 and found is None:
+                    # Several verified solutions at once (e.g. passages that all pass the gate): let
+                    # the evaluator choose among them, as the paper's vote does at the last step.
+                    await run.score(solved)
+                    solved = ranked(solved)
+                for child in solved:
+                    if found is None:
+                        answer = run.accept(child)
+                        if answer is not None:
+                            found = (child, answer)
+                if found is not None and self.options.early_stop:
+                    break
+                open_nodes = [c for c in candidates if not c.solved]
+                if not open_nodes:
+                    break
+                await run.score(open_nodes)
+                # Quantised scores, stable order: ties keep generation order, and the trace says a
+                # tie decided it.
+                order = ranked(open_nodes)
+                frontier = order[:breadth]
+                for nd in frontier[:1]:
+                    run.reach(nd)
+                cutoff = quantise(frontier[-1].score) if frontier else None
+                for nd in frontier:
+                    run.keep(nd)
+                for nd in order[breadth:]:
+                    run.cut(nd, "beam", score=nd.score, tie=quantise(nd.score) == cutoff)
+        except BudgetExhausted as exc:
+            return run.result(found[0] if found else None, found[1] if found else None, exc.which)
+        return run.result(found[0] if found else None, found[1] if found else None, None)
 
 
 async def dfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
-              client: LMClient | None, *, depth: int | None = None, prune_below: float | None = None,
-              max_children: int | None = None, trace: Trace | None = None,
-              usage: Usage | None = None, gate: bool = True) -> SearchResult[S]:
-    """DFS: children in non-increasing score order; a child scoring below ``prune_below`` is
-    pruned; an exhausted subtree backtracks to its parent, whose state is still held as it was.
-    ``max_children`` caps how many children of one node are tried (Long's C)."""
+              client: LMClient | None, *, depth: int | None = None, trace: Trace | None = None,
+              usage: Usage | None = None, gate: bool = True, **options: Any) -> SearchResult[S]:
+    """DFS for ``depth`` levels, ``options`` those of ``DfsOptions`` (``prune_below``,
+    ``dfs_children``)."""
     run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage, gate)
-    return await search_dfs(run, depth=depth, prune_below=prune_below, max_children=max_children)
+    return await Dfs(DfsOptions(**options))(run, SearchSettings("tot-dfs", depth=depth))
 
 
-async def search_dfs(run: Expansion[S], *, depth: int | None = None, prune_below: float | None = None,
-                     max_children: int | None = None) -> SearchResult[S]:
-    """The order of ``dfs`` on a run's gated step: best-scored child first, prune, backtrack."""
-    task, evaluator = run.task, run.require_evaluator()
-    threshold = evaluator.prune_below if prune_below is None else prune_below
-    max_depth = depth or task.max_depth
-    run.start("tot-dfs", depth=max_depth, prune_below=threshold, generator=run.generator.name,
-              evaluator=evaluator.name)
+@dataclass(frozen=True)
+class Dfs:
+    """The paper's DFS on a run's gated step: children in non-increasing score order; a child
+    scoring below ``prune_below`` is pruned; an exhausted subtree backtracks to its parent, whose
+    state is still held as it was. ``dfs_children`` caps how many children of one node are tried
+    (Long's C)."""
 
-    async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
-        run.reach(node)
-        children = await run.expand(node)
-        solved = [c for c in children if c.solved]
-        if len(solved) > 1:
-            # Several solutions at once (crosswords: every word that completes the grid): the
-            # evaluator chooses among them, as BFS does, instead of the generator's first.
-            await run.score(solved)
-            solved = ranked(solved)
-        hit = run.first_answer(solved)
-        if hit is not None:
-            return hit
-        open_nodes = [c for c in children if not c.solved]
-        await run.score(open_nodes)
-        tried = 0
-        for child in ranked(open_nodes):
-            if quantise(child.score) < threshold:
-                run.cut(child, "pruned", score=child.score)
-                continue
-            if child.depth >= max_depth or (max_children is not None and tried >= max_children):
-                run.cut(child, "depth" if child.depth >= max_depth else "children")
-                continue
-            tried += 1
-            run.keep(child)
-            hit = await visit(child)
+    options: DfsOptions = DfsOptions()
+
+    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
+        evaluator = run.require_evaluator()
+        given, max_children = self.options.prune_below, self.options.dfs_children
+        threshold = evaluator.prune_below if given is None else given
+        max_depth = begin(run, settings, self.options, prune_below=threshold)
+
+        async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
+            run.reach(node)
+            children = await run.expand(node)
+            solved = [c for c in children if c.solved]
+            if len(solved) > 1:
+                # Several solutions at once (crosswords: every word that completes the grid): the
+                # evaluator chooses among them, as BFS does, instead of the generator's first.
+                await run.score(solved)
+                solved = ranked(solved)
+            hit = run.first_answer(solved)
             if hit is not None:
                 return hit
-            run.backtrack(child, node)
-        return None
+            open_nodes = [c for c in children if not c.solved]
+            await run.score(open_nodes)
+            tried = 0
+            for child in ranked(open_nodes):
+                if quantise(child.score) < threshold:
+                    run.cut(child, "pruned", score=child.score)
+                    continue
+                if child.depth >= max_depth or (max_children is not None and tried >= max_children):
+                    run.cut(child, "depth" if child.depth >= max_depth else "children")
+                    continue
+                tried += 1
+                run.keep(child)
+                hit = await visit(child)
+                if hit is not None:
+                    return hit
+                run.backtrack(child, node)
+            return None
 
-    return await visit_from_root(run, visit, searched_all=False)  # the paper's DFS claims no proof
+        return await visit_from_root(run, visit, searched_all=False)  # the paper's DFS claims no proof

@@ -10,6 +10,7 @@ solution iff one exists. Before any run it checks the task's composition (``chec
 part found for a capability really implements it. See docs/testing.md.
 """
 
+from solver.settings import SearchSettings
 from solver.testing.invariants import InvariantBroken, Outcome, check_outcome
 from solver.testing.parts import PartBroken, check_parts
 from solver.testing.recording import RecordingTask
@@ -23,7 +24,7 @@ from solver.testing.runner import (
     run_case_async,
 )
 from solver.testing.scripted import Script, ScriptedModel
-from solver.testing.strategies import Case, SearchSettings, budgets, cases, scripts, search_settings
+from solver.testing.strategies import Case, budgets, cases, scripts, search_settings, settings_of
 
 __all__ = [
     "IFF_METHODS",
@@ -47,4 +48,5 @@ __all__ = [
     "run_case_async",
     "scripts",
     "search_settings",
+    "settings_of",
 ]

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NoReturn
 
 from solver.expansion import SearchResult, rule_failure
+from solver.searches.beam import BeamOptions
+from solver.searches.tot import BfsOptions, DfsOptions
 from solver.task import Thought
 from solver.testing.recording import RecordingTask
 from solver.testing.scripted import ScriptedModel
@@ -225,7 +227,7 @@ def check_bfs(o: Outcome) -> None:
     if o.case.settings.method != "tot-bfs":
         return
     fail = _fail(o, BEAM)
-    b, limit = o.case.settings.breadth, o.depth_limit()
+    b, limit = o.case.settings.own(BfsOptions).breadth, o.depth_limit()
     kept: dict[int, list[int]] = {}
     for e in o.of("keep"):
         kept.setdefault(o.nodes[e["node"]].depth, []).append(e["node"])
@@ -274,7 +276,7 @@ def check_dfs(o: Outcome) -> None:
         if method == "tot-dfs":
             if any(score < threshold for _d, score in tried):
                 fail(f"a child of node {parent} below the threshold {threshold} was tried: {tried}")
-            mc = o.case.settings.max_children
+            mc = o.case.settings.own(DfsOptions).dfs_children
             if mc is not None and len(tried) > mc:
                 fail(f"{len(tried)} children of node {parent} tried, max_children {mc}")
     if method == "tot-complete":
@@ -361,10 +363,8 @@ def check_beam(o: Outcome) -> None:
     if o.case.settings.method != "beam":
         return
     fail = _fail(o, STOCHASTIC_BEAM)
-    search = o.of("search")
-    n = search[0].get("candidates") if search else None
-    runs = search[0].get("beam_runs") if search else None
-    k, limit = o.case.settings.breadth, o.depth_limit()
+    own = o.case.settings.own(BeamOptions)
+    n, runs, k, limit = own.candidates, own.beam_runs, own.breadth, o.depth_limit()
     kept: Counter[tuple[int, int]] = Counter()
     gated: Counter[int] = Counter()
     number = 0
@@ -380,11 +380,11 @@ def check_beam(o: Outcome) -> None:
             gated[e["node"]] = 0  # the root is expanded again by each run
         elif kind == "proposal":
             gated[e["parent"]] += 1
-            if not isinstance(n, int) or gated[e["parent"]] > n:
+            if gated[e["parent"]] > n:
                 fail(f"more than {n} candidates gated for node {e['parent']} in one expansion")
     if any(v > k for v in kept.values()):
         fail(f"more than {k} chains kept at one depth of one run: {dict(kept)}")
-    if not isinstance(runs, int) or number > runs:
+    if number > runs:
         fail(f"{number} runs, at most {runs} allowed")
     kept_ids = {e["node"] for e in o.of("keep")}
     for e in o.of("expand"):
@@ -413,7 +413,7 @@ def check_budgets(o: Outcome) -> None:
         fail(f"stopped by the call budget {b.calls} after {u.calls} calls")
     if b.tokens is not None and u.tokens > b.tokens:
         over = u.tokens - b.tokens
-        if o.model is None or over > o.case.settings.concurrency * _dearest(o.model):
+        if o.model is None or over > o.case.concurrency * _dearest(o.model):
             fail(f"{u.tokens} tokens; budget {b.tokens}")
     # "rounds": long's own round limit (--max-rounds), which it reports as the limit that ended it.
     if r.stopped_by is not None and r.stopped_by not in ("calls", "tokens", "steps", "seconds", "rounds"):

@@ -29,8 +29,7 @@ from solver.lm.client import LMClient
 from solver.lm.session import Session
 from solver.run import make_parts
 from solver.searches import get_search
-from solver.settings import ModelSettings, Settings
-from solver.settings import SearchSettings as RunSearch
+from solver.settings import ModelSettings, SearchSettings, Settings
 from solver.task import Task
 from solver.task_capabilities import HasOracle, LegalMoves, find, has, require
 from solver.testing.invariants import IFF, REPLAY, AnswerCheck, InvariantBroken, Outcome, check_outcome
@@ -41,12 +40,12 @@ from solver.testing.strategies import (
     EVALUATORS,
     GENERATORS,
     Case,
-    SearchSettings,
     ThoughtTexts,
     budgets,
     cases,
     scripts,
     search_settings,
+    settings_of,
 )
 from solver.trace import Trace
 
@@ -76,9 +75,7 @@ def capable(task: Any, name: str) -> bool:
 def _parts(task: Any, case: Case) -> tuple[Any, Any]:
     """The generator and evaluator of ``case`` for ``task``, built as ``tot solve`` builds them
     (``solver.run.make_parts``: the task's own names first, then the core's, then its tuning)."""
-    s = case.settings
-    cfg = Settings(RunSearch(method=s.method, depth=s.depth, generator=s.generator, evaluator=s.evaluator, k=s.k,
-                             n_evaluate=s.n), ModelSettings(seed=case.script.seed))
+    cfg = Settings(case.settings, ModelSettings(seed=case.script.seed))
     return make_parts(task, cfg)
 
 
@@ -98,18 +95,15 @@ async def run_case_async(task: Any, case: Case, *, model: bool = True, render: R
     client = None
     usage = Usage(budget=case.budget, model=backend.model if backend is not None else "")
     if backend is not None:
-        client = LMClient(backend, cache, mode, concurrency=case.settings.concurrency)
+        client = LMClient(backend, cache, mode, concurrency=case.concurrency)
     gen, ev = _parts(proxy, case)
     generated: list[tuple[Any, list[str]]] = []
     gen = _RecordingGenerator(gen, generated)
     trace = trace or Trace()
     s = case.settings
-    options = RunSearch(method=s.method, depth=s.depth, generator=s.generator, evaluator=s.evaluator, k=s.k,
-                        n_evaluate=s.n, options={"breadth": s.breadth, "dfs_children": s.max_children,
-                                                 "answers": s.answers})
     search = get_search(s.method)  # the registered search, as ``tot solve --method`` runs it
     ev = ev if search.uses_evaluator(s.evaluator) else None  # as solver.run.solve: long ranks with the oracle only
-    result = await search(Expansion(proxy, case.puzzle, gen, ev, client, trace, usage), options)
+    result = await search(Expansion(proxy, case.puzzle, gen, ev, client, trace, usage), s)
     late = 0
     if scripted is not None:
         before = len(scripted.requests) + len(scripted.score_requests)
@@ -200,7 +194,7 @@ def check_replay(task: Any, case: Case, *, render: Render | None = None) -> None
     Not checked: a token budget with several requests at once. Which of the requests in flight
     get in before the budget runs out depends on timing (a replay's cached answers arrive at
     once), so the case runs without its token budget."""
-    if case.settings.concurrency > 1 and case.budget.tokens is not None:
+    if case.concurrency > 1 and case.budget.tokens is not None:
         case = replace(case, budget=replace(case.budget, tokens=None))
     with tempfile.TemporaryDirectory(dir=_FAST_TMP) as tmp:
         db = Path(tmp) / "rec.sqlite"
@@ -255,7 +249,7 @@ def check_complete_iff(task: Any, puzzle: str, *, solvable: Callable[[str], bool
             continue
         # The exact oracle needs a beam of one; without it the beam must hold every state.
         breadth = 1 if evaluator == "oracle" else 10**6
-        case = Case(puzzle, SearchSettings(method, "enumerate", evaluator, breadth=breadth))
+        case = Case(puzzle, settings_of(method, "enumerate", evaluator, breadth=breadth))
         o = run_case(inner, case, model=False)
         check_outcome(o, answer_ok)
         found = o.result.answer is not None

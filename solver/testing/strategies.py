@@ -8,7 +8,8 @@ from typing import Callable, Sequence, Union
 from hypothesis import strategies as st
 
 from solver.budget import Budget
-from solver.searches import search_names
+from solver.searches import get_search, search_names
+from solver.settings import SearchSettings
 from solver.testing.scripted import Script
 
 # The built-in searches whose own order the kit checks (solver/testing/invariants.py); by default
@@ -23,33 +24,24 @@ ThoughtTexts = Union[st.SearchStrategy[str], Callable[[str], st.SearchStrategy[s
 
 
 @dataclass(frozen=True, slots=True)
-class SearchSettings:
-    """One search configuration: ``method`` (any registered search), generator and
-    evaluator names (the core's, or the task's own through ``make_generator``/``make_evaluator``),
-    the beam ``breadth`` (BFS), a ``depth`` limit (None: the task's), ``max_children`` (DFS), ``k``
-    samples, ``n`` evaluations, how many model requests may run at once (``concurrency``) and the
-    distinct answers a search that can go on after one (MCTS) is asked for (``answers``)."""
-
-    method: str = "tot-bfs"
-    generator: str = "enumerate"
-    evaluator: str = "prior"
-    breadth: int = 2
-    depth: int | None = None
-    max_children: int | None = None
-    k: int = 3
-    n: int = 2
-    concurrency: int = 1
-    answers: int = 1
-
-
-@dataclass(frozen=True, slots=True)
 class Case:
-    """One generated run: a puzzle, search settings, the model's script and the budget."""
+    """One generated run: a puzzle, the search settings (``solver.settings.SearchSettings``, as
+    ``tot solve`` makes them: the method, generator and evaluator names, a depth limit, ``k``
+    samples, ``n_evaluate`` evaluations and the search's own options), the model's script, the
+    budget and how many model requests may run at once (``concurrency``)."""
 
     puzzle: str
-    settings: SearchSettings = field(default_factory=SearchSettings)
+    settings: SearchSettings = field(default_factory=lambda: settings_of("tot-bfs", breadth=2))
     script: Script = field(default_factory=Script)
     budget: Budget = field(default_factory=Budget)
+    concurrency: int = 1
+
+
+def settings_of(method: str, generator: str = "enumerate", evaluator: str = "prior", *, depth: int | None = None,
+                k: int = 3, n: int = 2, **options: object) -> SearchSettings:
+    """Search settings for ``method`` with ``options`` by name (those the search does not declare,
+    another search's, are left out): ``settings_of("tot-bfs", breadth=3)``."""
+    return SearchSettings(method, generator, evaluator, depth, k, n, options=get_search(method).options_from(options))
 
 
 # Shares in steps of a tenth: hypothesis draws boundary floats (0.0, 1.0) far more often than others.
@@ -76,17 +68,24 @@ def _script(seed: int, legal: float, illegal_share: float, fail_rate: float, max
 
 def search_settings(*, methods: Sequence[str] | None = None, generators: Sequence[str] = GENERATORS,
                     evaluators: Sequence[str] = EVALUATORS, max_breadth: int = 4,
-                    max_depth: int | None = None, max_concurrency: int = 3) -> st.SearchStrategy[SearchSettings]:
+                    max_depth: int | None = None) -> st.SearchStrategy[SearchSettings]:
     """Search settings; ``methods`` defaults to every registered search (``solver.searches``:
     built in, registered with ``register_search`` or by a ``tot.searches`` entry point) when the
-    strategy is made; ``max_depth`` (when given) also draws depth limits 1..max_depth."""
+    strategy is made; ``max_depth`` (when given) also draws depth limits 1..max_depth. Of the
+    searches' own options it draws a beam ``breadth`` (1..max_breadth), DFS's ``dfs_children`` and
+    MCTS's ``answers`` (1..3); the rest keep their defaults."""
     if methods is None:
         methods = search_names()
     depth = st.none() if max_depth is None else st.one_of(st.none(), st.integers(1, max_depth))
-    return st.builds(SearchSettings, st.sampled_from(list(methods)), st.sampled_from(list(generators)),
+    return st.builds(_settings, st.sampled_from(list(methods)), st.sampled_from(list(generators)),
                      st.sampled_from(list(evaluators)), st.integers(1, max_breadth), depth,
-                     st.one_of(st.none(), st.integers(1, 3)), st.integers(1, 4), st.integers(1, 3),
-                     st.integers(1, max_concurrency), st.integers(1, 3))
+                     st.one_of(st.none(), st.integers(1, 3)), st.integers(1, 4), st.integers(1, 3), st.integers(1, 3))
+
+
+def _settings(method: str, generator: str, evaluator: str, breadth: int, depth: int | None,
+              dfs_children: int | None, k: int, n: int, answers: int) -> SearchSettings:
+    return settings_of(method, generator, evaluator, depth=depth, k=k, n=n, breadth=breadth,
+                       dfs_children=dfs_children, answers=answers)
 
 
 def budgets(*, max_calls: int | None = 12, max_tokens: int | None = 400,
@@ -105,9 +104,11 @@ def cases(puzzles: Sequence[str] | st.SearchStrategy[str], *,
           settings: st.SearchStrategy[SearchSettings] | None = None,
           models: st.SearchStrategy[Script] | None = None,
           budget: st.SearchStrategy[Budget] | None = None,
-          thoughts: ThoughtTexts | None = None, pool_size: int = 8) -> st.SearchStrategy[Case]:
+          thoughts: ThoughtTexts | None = None, pool_size: int = 8,
+          max_concurrency: int = 3) -> st.SearchStrategy[Case]:
     """Whole cases. ``thoughts`` (a strategy of thought texts, or a function from the puzzle to
-    one) fills the script's pool, for tasks whose legal moves cannot be enumerated."""
+    one) fills the script's pool, for tasks whose legal moves cannot be enumerated; model requests
+    run up to ``max_concurrency`` at once."""
     puzzle_st = puzzles if isinstance(puzzles, st.SearchStrategy) else st.sampled_from(list(puzzles))
     models = models if models is not None else scripts()
     settings = settings if settings is not None else search_settings()
@@ -122,6 +123,6 @@ def cases(puzzles: Sequence[str] | st.SearchStrategy[str], *,
             pool = draw(st.lists(texts, min_size=1, max_size=pool_size))
             script = Script(script.seed, script.legal, script.illegal, script.garbage, script.fail_rate,
                             script.max_lines, tuple(pool))
-        return Case(puzzle, draw(settings), script, draw(budget))
+        return Case(puzzle, draw(settings), script, draw(budget), draw(st.integers(1, max_concurrency)))
 
     return one()

@@ -18,7 +18,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import IO, Any, Protocol, runtime_checkable
+from typing import IO, Any, Mapping, Protocol, runtime_checkable
 
 from solver.baseline_capabilities import BaselineTokens, ChainSteps
 from solver.baselines import (
@@ -45,7 +45,7 @@ from solver.run import (
     solve,
     usage_for,
 )
-from solver.searches import SEARCHES, search_names
+from solver.searches import SEARCHES, get_search, search_names
 from solver.task import Thought
 from solver.task_capabilities import (
     HasOracle,
@@ -55,7 +55,14 @@ from solver.task_capabilities import (
     has,
     missing_message,
 )
-from solver.tools.cli import UsageError, _add_search_args, check_search_options, output_file, settings_from
+from solver.tools.cli import (
+    UsageError,
+    _add_search_args,
+    check_search_options,
+    output_file,
+    own_options_from,
+    settings_from,
+)
 from solver.tools.executor import (
     Executor,
     InProcess,
@@ -247,16 +254,19 @@ def parse_methods(text: str, no_gate: bool, task: Any, evaluators: tuple[str, ..
     return out
 
 
-def search_settings(settings: Settings, label: str) -> Settings:
+def search_settings(settings: Settings, label: str, values: Mapping[str, object] | None = None) -> Settings:
     """The settings of one search label: its own generator and evaluator where it names them,
-    and its own adapter (``[adapter=...]``)."""
+    its own adapter (``[adapter=...]``) and its own options, made from ``values`` by name (the
+    command line's, ``own_options_from``; None: those of the settings' options)."""
     base, gen, ev, gate = split_search(label)
     adapter = split_adapter(label)[1]
     if adapter is not None:
         settings = dataclasses.replace(settings, model=dataclasses.replace(settings.model, adapter=adapter))
     o = settings.search
+    if values is None:
+        values = dataclasses.asdict(o.options) if o.options is not None else {}
     return dataclasses.replace(settings, search=dataclasses.replace(
-        o, method=base, gate=gate, generator=gen or o.generator,
+        o, method=base, gate=gate, generator=gen or o.generator, options=get_search(base).options_from(values),
         evaluator=(DEFAULT_EVALUATOR if ev == "lm" else ev) or o.evaluator))
 
 
@@ -358,6 +368,7 @@ class _Runner:
         self.args, self.plugin = args, plugin
         self.task = plugin.make_task(args)
         self.settings: Settings = settings_from(args)
+        self.values = own_options_from(args)  # every search's own options, by name: each method takes its own
         for name in ("samples", "refine_rounds"):
             if getattr(args, name) < 1:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
@@ -391,7 +402,7 @@ class _Runner:
         """One untimed, uncounted call of each kind the methods will make, so that loading a
         model (the embedded one loads on first use) is not charged to the first pair."""
         baselines = baseline_names(self.task)
-        searches = [search_settings(self.settings, m).search for m in methods if m not in baselines]
+        searches = [search_settings(self.settings, m, self.values).search for m in methods if m not in baselines]
         gen = any(m in baselines for m in methods) or any(
             s.generator in ("propose", "sample") or s.evaluator in ("value", "vote") for s in searches)
         score = any(s.generator == "enumerate-rank" or s.evaluator == "likelihood" for s in searches)
@@ -418,7 +429,7 @@ class _Runner:
             return False
         if method in baseline_names(self.task):
             return True
-        s = search_settings(self.settings, method)
+        s = search_settings(self.settings, method, self.values)
         return needs_model(s) or self.scorer.n > 0
 
     async def pair(self, pid: str, puzzle: str, method: str, trace: Trace | None = None) -> dict[str, Any]:
@@ -434,7 +445,7 @@ class _Runner:
                 if method == "cot" and not res.verified and res.texts:
                     row["lost_at"] = chain_lost_at(self.task, puzzle, res.texts[0])
             else:
-                s = search_settings(self.settings, method)
+                s = search_settings(self.settings, method, self.values)
                 tot_client = self.client(method) if needs_model(s) else None
                 sres = await solve(self.task, puzzle, s, tot_client, trace)
                 row.update(sres.summary())
@@ -481,9 +492,9 @@ async def run_bench(args: argparse.Namespace, plugins: dict[str, TaskPlugin],
     for _pid, puzzle in puzzles:
         task.root(puzzle)  # bad input fails here, before a model is loaded
     for m in searched:  # and a capability the task lacks
-        check_settings(task, search_settings(runner.settings, m))
+        check_settings(task, search_settings(runner.settings, m, runner.values))
     for m in searched:  # what a search has to say before it runs (beam without log-likelihoods), once
-        s = search_settings(runner.settings, m)
+        s = search_settings(runner.settings, m, runner.values)
         notice = SEARCHES[s.search.method].notice
         line = notice(make_parts(task, s)[0]) if notice is not None else None
         if line:
@@ -703,7 +714,7 @@ def own_searches(args: argparse.Namespace, plugin: TaskPlugin) -> dict[str, Sett
                              (*GENERATORS, *getattr(args, "task_generators", ())))
     check_search_options([split_search(m)[0] for m in searched], getattr(args, "given_options", ()))
     settings = settings_from(args)
-    out = {m: search_settings(settings, m) for m in searched}
+    out = {m: search_settings(settings, m, own_options_from(args)) for m in searched}
     for s in out.values():
         check_settings(task, s)
     return out

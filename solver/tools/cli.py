@@ -86,9 +86,9 @@ def _own_flags() -> dict[str, tuple[str, str]]:
 
 def check_search_options(methods: Sequence[str], given: Any) -> None:
     """UsageError (one line) for a search option given on the command line that none of
-    ``methods`` takes (a search that declares no options, a plain function registered, takes any)."""
+    ``methods`` takes."""
     found = [SEARCHES[m] for m in methods if m in SEARCHES]
-    if not found or any(s.options is None for s in found):
+    if not found:
         return
     flags = _own_flags()
     taken = {spec.name for s in found for spec in s.specs}
@@ -134,8 +134,9 @@ def _add_own_options(g: Any) -> None:
 
 
 def own_options_from(args: argparse.Namespace) -> dict[str, Any]:
-    """Every registered search's own options from the command line, each checked (UsageError in
-    one line naming the flag)."""
+    """Every registered search's own options from the command line, by name, each checked
+    (UsageError in one line naming the flag): ``get_search(method).options_from`` makes a
+    search's options of them."""
     out: dict[str, Any] = {}
     for name, d in declared_options().items():
         spec = d.spec
@@ -304,7 +305,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
     search = SearchSettings(
         method=args.method, depth=args.depth, generator=args.generator, evaluator=evaluator, k=args.k,
         n_evaluate=args.n_evaluate, model_free=tuple(getattr(args, "task_model_free", ())),
-        seed=args.seed if args.seed is not None else 0, options=own_options_from(args))
+        seed=args.seed if args.seed is not None else 0,
+        options=SEARCHES[args.method].options_from(own_options_from(args)) if args.method in SEARCHES else None)
     model = ModelSettings(
         temperature=args.temperature, seed=args.seed, chat=args.chat, backend=backend, model=args.model,
         base_url=_urls(args.base_url), scoring=args.scoring, thinking=_thinking(args.thinking),

@@ -20,6 +20,7 @@ from solver.budget import BudgetExhausted
 from solver.lm.base import LMError
 from solver.lm.cache import CacheMiss
 from solver.run import Settings, make_client, solve, usage_for
+from solver.searches.tot import BfsOptions
 from tasks.datafiles import parse_span
 from tasks.planning.files import LLMP_DOMAINS, domain_file, join_puzzle, llmp_dir, read_text
 from tasks.planning.llmp import Example, Inputs, Outcome, example_plan, run_direct, run_llmp
@@ -172,7 +173,7 @@ async def pair(args: argparse.Namespace, settings: Any, folder: Path, i: int, me
                 o = dataclasses.replace(settings.search, method="tot-bfs")
                 if method == "tot-bfs-oracle":
                     o = dataclasses.replace(o, generator="enumerate", evaluator="oracle",
-                                            options={**o.options, "breadth": 1})
+                                            options=dataclasses.replace(o.own(BfsOptions), breadth=1))
                 s = dataclasses.replace(settings, search=o)
             client = make_client(s)
             res = await solve(task, puzzle, s, client)

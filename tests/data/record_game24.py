@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from solver.run import ModelSettings, SearchSettings, Settings, make_client, solve
+from solver.searches.tot import BfsOptions
 from tasks.game24 import Game24
 
 HERE = Path(__file__).parent
@@ -29,7 +30,7 @@ async def main() -> None:
     db.unlink(missing_ok=True)
     out = []
     for puzzle, gen, ev in RUNS:
-        s = Settings(search=SearchSettings(generator=gen, evaluator=ev, options={"breadth": 2}),
+        s = Settings(search=SearchSettings(generator=gen, evaluator=ev, options=BfsOptions(breadth=2)),
                      model=ModelSettings(cache=str(db), cache_mode="record"))
         client = make_client(s)
         res = await solve(Game24(), puzzle, s, client)

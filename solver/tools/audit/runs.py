@@ -81,6 +81,10 @@ def _apply(run: Run, ev: dict[str, Any]) -> None:
         for key in ("task", "puzzle", "options", "method", "generator", "evaluator", "breadth", "depth",
                     "prune_below"):
             run.meta.setdefault(key, ev.get(key))
+        own = ev.get("search_options")  # the search's own options (trace version 2; before: at the top level)
+        for key, value in own.items() if isinstance(own, dict) else ():
+            if run.meta.get(key) is None:
+                run.meta[key] = value
     elif kind == "root":
         nd = _node(run, ev)
         if nd is not None:
