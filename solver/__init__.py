@@ -3,9 +3,10 @@
 A task (``Task``: parse a puzzle, the exact gate, the answer and its report) plus optional
 capabilities (``solver.task_capabilities``); a generator and an evaluator (built in, by name, or your
 own); a search (any registered one by name, ``run_search``; each built-in one is a class made
-from its options dataclass, e.g. ``solver.searches.tot.Bfs(BfsOptions(breadth=2))``; ``bfs``,
-``dfs``, ``complete_dfs``, ``long_search`` run four of them directly); a model through a shared
-``LMClient`` (or none); the result (``SearchResult``) and its trace (``Trace``, ``read_trace``).
+from its options dataclass, e.g. ``solver.searches.tot.Bfs(BfsOptions(breadth=2))``, and
+``search_names()`` lists every one, built in or registered; ``bfs``, ``dfs``, ``complete_dfs`` and
+``long_search`` run the paper's BFS and DFS, the complete search and Long's directly); a model
+through a shared ``LMClient`` (or none); the result (``SearchResult``) and its trace (``Trace``, ``read_trace``).
 ``docs/api.md`` walks through it. This package knows no task: tasks live in ``tasks``.
 
 Every name below is public and stays; a name that is not exported here or in a module's
