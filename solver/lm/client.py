@@ -32,7 +32,10 @@ class LMClient:
         self._cache = cache
         self._mode: CacheMode = mode if cache is not None else "off"
         # A pool of endpoints takes ``concurrency`` requests on each of them.
-        limit = concurrency * len(getattr(backend, "endpoints", [None])) if backend.concurrent else 1
+        # A backend that serves one request at a time may still take several to batch them
+        # (``batch_slots``: the embedded model scores requests made together in one pass).
+        limit = (concurrency * len(getattr(backend, "endpoints", [None])) if backend.concurrent
+                 else getattr(backend, "batch_slots", 1))
         self._sem = asyncio.Semaphore(max(1, limit))
         if hasattr(backend, "request_slots"):  # a backend that fans one call out: the same bound N
             backend.request_slots = asyncio.Semaphore(max(1, limit))

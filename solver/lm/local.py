@@ -11,6 +11,8 @@ import asyncio
 import os
 import re
 import threading
+import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -28,6 +30,21 @@ DEFAULT_CONTEXT = 8192
 # The scoring context's window: the one it always had (it kept a row of logits a token, 1 MiB with a
 # 262,144-word vocabulary; it now computes rows only where a continuation is read).
 SCORE_CONTEXT = 2048
+# Sequences of the scoring context: scoring requests that arrive together are evaluated in one pass,
+# each continuation's tokens a sequence (solver/lm/scorer_batch.py); at most this many, the trunk's
+# included. And rows of logits a llama.cpp batch returns at most (1 MiB each for Gemma 3).
+SCORE_SEQUENCES = 64
+SCORE_ROWS = 32
+# Scoring requests a pass takes at most (the client lets this many in at once), and the turns of the
+# event loop a first request waits, again while more arrive, for the others made with it.
+SCORE_BATCH = 16
+SETTLE_TURNS = 2
+# llama.cpp's CPU backend evaluates a batch of fewer than 8 tokens another way than a larger one, and
+# the log-probabilities move (by up to 0.29 for one label, Gemma 3 270M with the Game-of-24 adapter,
+# AVX-512); from 8 tokens on they are the same however the tokens are cut into batches. So no
+# scoring batch is smaller than this where the pass has as many tokens (cached ones are evaluated
+# again): a score is then the one a single batch of the whole text gives.
+LEAST_DECODE = 16
 
 
 def model_path() -> Path:
@@ -179,7 +196,7 @@ def _has_extra_bufts_field(params: Any) -> bool:
 
 
 def load_llama(path: str | Path, *, n_ctx: int, threads: int, logits_all: bool,
-               lora_path: str | Path | None = None) -> Any:
+               lora_path: str | Path | None = None, sequences: int = 1) -> Any:
     """Every load of the embedded model goes through here: a ``llama_cpp.Llama`` whose model was
     loaded with ``use_extra_bufts`` false (see ``_without_extra_buffer_types``). Raises LMError
     when the installed llama-cpp-python would not honour that."""
@@ -190,10 +207,11 @@ def load_llama(path: str | Path, *, n_ctx: int, threads: int, logits_all: bool,
         original = _internals.LlamaModel
         _internals.LlamaModel = _without_extra_buffer_types()  # type: ignore[misc]
         try:
-            # The adapter is applied below, not with Llama(lora_path=...); the model is read without
-            # mmap with an adapter, as Llama() does when it is given one.
+            # The adapter is applied below, not with Llama(lora_path=...), which would read the model
+            # without mmap: llama.cpp's adapters (llama_adapter_lora_init) leave the model's weights as
+            # they are, so the file is mapped as without one (the same scores, a second faster to load).
             llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                        logits_all=logits_all, seed=0, verbose=False, use_mmap=lora_path is None)
+                        logits_all=logits_all, seed=0, verbose=False, use_mmap=True)
         except ValueError as exc:  # llama-cpp-python's "Failed to load model from file: ..."
             raise LMError(str(exc).splitlines()[0] if str(exc) else "the model did not load") from None
         finally:
@@ -203,6 +221,12 @@ def load_llama(path: str | Path, *, n_ctx: int, threads: int, logits_all: bool,
         llm.close()
         raise LMError("llama-cpp-python loaded the model with extra buffer types on, which crashes on "
                       "AMX CPUs; report this with your llama-cpp-python version")
+    if sequences > 1:  # a context of several sequences sharing one KV cache (Llama() makes one of one)
+        llm._ctx.close()
+        llm.context_params.n_seq_max = sequences
+        llm.context_params.kv_unified = True
+        llm._ctx = _internals.LlamaContext(model=llm._model, params=llm.context_params, verbose=False)
+        llm._stack.callback(llm._ctx.close)
     if lora_path is not None:
         _apply_lora(llm, Path(lora_path))
     return llm
@@ -249,12 +273,23 @@ def _common_prefix(a: Sequence[int], b: Sequence[int], known: int = 0) -> int:
     return n
 
 
+@dataclass(slots=True)
+class _Arrivals:
+    """One event loop's scoring requests waiting to be scored together, the task that scores them,
+    and the lock that keeps generation requests to one at a time in the order they came."""
+
+    waiting: list[tuple[str, list[str], asyncio.Future[tuple[list[float], int]]]] = field(default_factory=list)
+    flusher: asyncio.Task[None] | None = None
+    generation: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
 class LocalBackend:
     """llama-cpp-python in this process. One generation context; a second context, for scoring, is
     opened on first use of ``score`` (logits computed only at the positions a continuation is read)."""
 
     supports_chat = False
     concurrent = False
+    batch_slots = SCORE_BATCH  # requests the client lets in at once: scoring requests made together batch
 
     def __init__(self, path: str | Path | None = None, n_ctx: int | None = None, threads: int | None = None,
                  *, check: bool = True, context: int | None = None, adapter: Adapter | None = None) -> None:
@@ -279,9 +314,9 @@ class LocalBackend:
         self.threads = threads or _env_threads() or max(1, os.cpu_count() or 1)
         self._gen: Any = None
         self._scorer: Any = None
-        self._rows: dict[int, tuple[Any, Any]] = {}  # kept rows of the scoring context (_score_sync)
         self._lock = threading.RLock()  # generation may score its own samples
         self._constrainer: Any = None  # grammars compiled for the generation model (constrain.py)
+        self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Arrivals] = weakref.WeakKeyDictionary()
         if check:  # a native crash of llama.cpp becomes an LMError here, not a dead process later
             check_runtime(self.path, self.threads)
         if adapter is not None:  # after the start-up check: a model that does not load says so first
@@ -304,6 +339,7 @@ class LocalBackend:
     def _load(self, scoring: bool) -> Any:
         n_ctx = min(self.n_ctx, SCORE_CONTEXT) if scoring else self.n_ctx
         return load_llama(self.path, n_ctx=n_ctx, threads=self.threads, logits_all=False,
+                          sequences=SCORE_SEQUENCES if scoring else 1,
                           lora_path=self.adapter.path if self.adapter is not None else None)
 
     def _generator(self) -> Any:
@@ -355,102 +391,170 @@ class LocalBackend:
         return self._constrainer.kwargs(text)
 
     def _score_sync(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
-        """The total log-probability of each continuation after ``prompt``, and the tokens evaluated.
+        """The total log-probability of each continuation after ``prompt``, and the tokens evaluated
+        (one request alone: ``_score_batch_sync`` of one)."""
+        got = self._score_batch_sync([(prompt, list(continuations))])[0]
+        if isinstance(got, LMError):
+            raise got
+        return got
 
-        One scoring context (no per-token logits): what its KV cache holds is kept in the ``Llama``
-        object's ``input_ids[:n_tokens]``, as its own ``eval`` keeps it, so only the tail after the
-        longest prefix shared with it is evaluated (the shared few-shot prompt is read once). A row of
-        logits is computed only at the positions a continuation's tokens are read from (llama.cpp's
-        per-token output flags); the rows other continuations of the same call read again (the
-        prompt's last position, shared continuation prefixes) are kept while the cache holds the
-        tokens they were computed from."""
-        import numpy as np
+    def _score_batch_sync(self, requests: Sequence[tuple[str, Sequence[str]]]
+                          ) -> list[tuple[list[float], int] | LMError]:
+        """Score several requests (prompt, continuations) in as few llama.cpp passes as fit: for each,
+        the total log-probability of each continuation after its prompt and the tokens evaluated for
+        it, or the LMError that request alone gets (a prompt and continuation over the window).
+
+        What the scoring context's KV cache holds from before (sequence 0: the token record
+        ``input_ids[:n_tokens]``, as ``Llama.eval`` keeps it) is reused: only what follows the longest
+        prefix all requests of a pass share with it is evaluated. The tokens to evaluate form a tree
+        (scorer_batch.py): a prefix two continuations or two prompts share is evaluated once, its
+        cells belonging to every sequence that extends it, and a row of logits is computed only at
+        the positions a continuation's tokens are read from (llama.cpp's per-token output flags).
+        A continuation's last token is never evaluated: nothing reads the row after it. Each token
+        evaluated is counted once, for the first request in order that holds it."""
+        from solver.lm.scorer_batch import plan_passes
 
         with self._lock:
             if self._scorer is None:
                 self._scorer = self._load(True)
-                self._rows = {}
             llm = self._scorer
-            base = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
             # The window asked for (llama.cpp rounds its own up to a multiple of 256; the token record
             # input_ids holds the window asked for).
             window = min(llm.n_ctx(), len(llm.input_ids))
-            fulls, starts = [], []
-            for cont in continuations:
-                full = llm.tokenize((prompt + cont).encode("utf-8"), add_bos=True, special=False)
-                start = max(_common_prefix(base, full), 1)
-                if len(full) > window:
-                    raise LMError(f"prompt and continuation need {len(full)} tokens; the scoring context is "
-                                  f"{window}")
-                fulls.append(full)
-                starts.append(start)
-            scores, read = [], 0
-            for k, (full, start) in enumerate(zip(fulls, starts, strict=True)):
-                needed = range(start - 1, len(full) - 1)
-                # Rows a later continuation of this call reads at a position whose tokens it shares.
-                keep: set[int] = set()
-                for j in range(k + 1, len(fulls)):
-                    shared = _common_prefix(full, fulls[j], min(start, starts[j]) - 1)
-                    keep.update(range(starts[j] - 1, min(shared, len(fulls[j]) - 1)))
-                keep.add(start - 1)  # the prompt's last position: the next request for this prompt reads it
-                cached = _common_prefix(llm.input_ids[: llm.n_tokens].tolist(), full)
-                cached = min([cached] + [p for p in needed if p < cached and p not in self._rows])
-                self._rows = {p: row for p, row in self._rows.items() if p < cached}
-                llm.n_tokens = cached
-                fresh = self._evaluate(llm, full, cached, set(needed), keep) if cached < len(full) else {}
-                read += len(full) - cached
-                picked = np.array([fresh[p] if p in fresh else self._rows[p][0][full[p + 1]] - self._rows[p][1]
-                                   for p in needed], dtype=np.float32)
-                scores.append(float(picked.sum()))
-                self._rows = {p: row for p, row in self._rows.items() if p in keep}
-            return scores, read
+            out: list[tuple[list[float], int] | LMError] = []
+            items: list[tuple[int, int, list[int], int]] = []  # (request, continuation, tokens, start)
+            for r, (prompt, continuations) in enumerate(requests):
+                base = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
+                mine: list[tuple[int, int, list[int], int]] = []
+                for c, cont in enumerate(continuations):
+                    full = llm.tokenize((prompt + cont).encode("utf-8"), add_bos=True, special=False)
+                    if len(full) > window:
+                        out.append(LMError(f"prompt and continuation need {len(full)} tokens; the scoring "
+                                           f"context is {window}"))
+                        break
+                    start = max(_common_prefix(base, full), 1)
+                    if start < len(full):  # else an empty continuation: log-probability 0, nothing read
+                        mine.append((r, c, full, start))
+                else:
+                    out.append(([0.0] * len(continuations), 0))
+                    items.extend(mine)
+            for group in plan_passes([(full, start) for _, _, full, start in items], window, SCORE_SEQUENCES):
+                batch = [items[i] for i in group]
+                try:
+                    scores, counted = self._pass(llm, [(full, start) for _, _, full, start in batch])
+                except LMError as exc:
+                    for r, _, _, _ in batch:
+                        out[r] = exc
+                    continue
+                for (r, c, _, _), score, n in zip(batch, scores, counted, strict=True):
+                    got = out[r]
+                    if not isinstance(got, LMError):
+                        got[0][c] = score
+                        out[r] = (got[0], got[1] + n)
+            return out
 
-    def _evaluate(self, llm: Any, full: list[int], cached: int, needed: set[int], keep: set[int]) -> dict[int, Any]:
-        """Evaluate ``full[cached:]`` on the scoring context in batches of its ``n_batch`` (as
-        ``Llama.eval`` does), with logits only at the ``needed`` positions. Returns, for each of
-        them, the log-probability of the token that follows there; the rows at the positions in
-        ``keep`` also go in ``self._rows`` (position: (logits, log of the softmax's normaliser))."""
+    def _pass(self, llm: Any, items: Sequence[tuple[list[int], int]]) -> tuple[list[float], list[int]]:
+        """One pass of the scoring context over ``items`` (tokens, start): the log-probability of
+        each item's tokens from ``start`` on, and the tokens evaluated for each."""
         import llama_cpp
         import numpy as np
 
-        batch = llm._batch.batch
-        n_vocab = llm.n_vocab()
-        llm._ctx.kv_cache_seq_rm(0, cached, -1)
-        fresh: dict[int, Any] = {}
-        for first in range(cached, len(full), llm.n_batch):
-            chunk = full[first : min(len(full), first + llm.n_batch)]
-            batch.n_tokens = len(chunk)
-            for i, token in enumerate(chunk):
-                batch.token[i] = token
-                batch.pos[i] = first + i
-                batch.seq_id[i][0] = 0
-                batch.n_seq_id[i] = 1
-                batch.logits[i] = first + i in needed
-            code = llama_cpp.llama_decode(llm._ctx.ctx, batch)
-            if code != 0:
-                llm._ctx.kv_cache_seq_rm(0, first, -1)
-                raise LMError(f"llama.cpp could not evaluate {len(chunk)} tokens for scoring (llama_decode "
-                              f"returned {code})")
-            llm.input_ids[first : first + len(chunk)] = chunk
-            llm.n_tokens = first + len(chunk)
-            for i in range(len(chunk)):
-                p = first + i
-                if p in needed:  # a view of llama.cpp's buffer, valid until the next decode
-                    row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, i), shape=(n_vocab,))
-                    top = row.max()
-                    logz = top + np.log(np.exp(row - top).sum())
-                    fresh[p] = row[full[p + 1]] - logz
-                    if p in keep:
-                        self._rows[p] = (row.copy(), logz)
-        return fresh
+        from solver.lm.scorer_batch import build_tree
+
+        tree = build_tree(items, llm.input_ids[: llm.n_tokens].tolist(), LEAST_DECODE)
+        ctx, batch, n_vocab = llm._ctx, llm._batch.batch, llm.n_vocab()
+        ctx.kv_cache_seq_rm(0, tree.cached, -1)
+        llm.n_tokens = tree.cached
+        for s in range(1, tree.sequences):
+            ctx.kv_cache_seq_rm(s, -1, -1)
+            ctx.kv_cache_seq_cp(0, s, 0, tree.cached)
+        logprob: dict[tuple[int, int], float] = {}  # (node, next token): log-probability
+        try:
+            for chunk in tree.chunks(llm.n_batch, SCORE_ROWS, LEAST_DECODE):
+                batch.n_tokens = len(chunk)
+                for i, node in enumerate(chunk):
+                    batch.token[i] = tree.token[node]
+                    batch.pos[i] = tree.pos[node]
+                    seqs = tree.seqs[node]
+                    for k, s in enumerate(seqs):
+                        batch.seq_id[i][k] = s
+                    batch.n_seq_id[i] = len(seqs)
+                    batch.logits[i] = node in tree.reads
+                code = llama_cpp.llama_decode(ctx.ctx, batch)
+                if code != 0:
+                    raise LMError(f"llama.cpp could not evaluate {len(chunk)} tokens for scoring (llama_decode "
+                                  f"returned {code})")
+                for i, node in enumerate(chunk):
+                    if node in tree.reads:  # a view of llama.cpp's buffer, valid until the next decode
+                        row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx.ctx, i), shape=(n_vocab,))
+                        top = row.max()
+                        logz = top + np.log(np.exp(row - top).sum())
+                        for t in tree.reads[node]:
+                            logprob[node, t] = row[t] - logz
+        except BaseException:
+            for s in range(tree.sequences):
+                ctx.kv_cache_seq_rm(s, tree.cached if s == 0 else -1, -1)
+            raise
+        for s in range(1, tree.sequences):
+            ctx.kv_cache_seq_rm(s, -1, -1)
+        trunk = tree.trunk_tokens()  # what sequence 0 now holds: the prefix every item shares
+        llm.input_ids[tree.cached : tree.cached + len(trunk)] = trunk
+        llm.n_tokens = tree.cached + len(trunk)
+        scores = [float(np.array([logprob[node, t] for node, t in tree.path_reads(k)], dtype=np.float32).sum())
+                  for k in range(len(items))]
+        return scores, tree.counted()
+
+    def _arrivals(self) -> _Arrivals:
+        """This event loop's queue of scoring requests (a backend may serve several loops, one at a time)."""
+        loop = asyncio.get_running_loop()
+        q = self._queues.get(loop)
+        if q is None:
+            q = self._queues[loop] = _Arrivals()
+        return q
 
     async def complete(self, prompt: str, params: GenParams) -> Completion:
         if params.chat:
             raise LMError("the embedded base model has no chat template; use completion prompts")
-        return await asyncio.to_thread(self._complete_sync, prompt, params)
+        async with self._arrivals().generation:  # one at a time, in the order asked
+            return await asyncio.to_thread(self._complete_sync, prompt, params)
 
     async def score(self, prompt: str, continuations: Sequence[str]) -> tuple[list[float], int]:
-        return await asyncio.to_thread(self._score_sync, prompt, continuations)
+        """Scoring requests made together (a search's evaluator asks for a node's children at once,
+        up to ``batch_slots`` of them) are scored in one pass (``_score_batch_sync``): a request waits
+        while the event loop goes on and more arrive, until a few turns of it add none."""
+        loop = asyncio.get_running_loop()
+        q = self._arrivals()
+        done: asyncio.Future[tuple[list[float], int]] = loop.create_future()
+        q.waiting.append((prompt, list(continuations), done))
+        if q.flusher is None or q.flusher.done():
+            q.flusher = loop.create_task(self._flush(q))
+        return await done
+
+    async def _flush(self, q: _Arrivals) -> None:
+        while q.waiting:
+            seen = -1
+            while seen != len(q.waiting):  # until the requests of this turn of the search have arrived
+                seen = len(q.waiting)
+                for _ in range(SETTLE_TURNS):
+                    await asyncio.sleep(0)
+            batch = [w for w in q.waiting[: self.batch_slots] if not w[2].done()]  # done: cancelled meanwhile
+            del q.waiting[: self.batch_slots]
+            if not batch:
+                continue
+            try:
+                got = await asyncio.to_thread(self._score_batch_sync, [(p, c) for p, c, _ in batch])
+            except BaseException as exc:
+                for _, _, done in batch:
+                    if not done.done():
+                        done.cancel() if isinstance(exc, asyncio.CancelledError) else done.set_exception(exc)
+                raise
+            for (_, _, done), one in zip(batch, got, strict=True):
+                if done.done():
+                    continue
+                if isinstance(one, LMError):
+                    done.set_exception(one)
+                else:
+                    done.set_result(one)
 
     async def close(self) -> None:
         with self._lock:
@@ -458,4 +562,3 @@ class LocalBackend:
                 if llm is not None:
                     llm.close()
             self._gen = self._scorer = self._constrainer = None
-            self._rows = {}
