@@ -6,7 +6,8 @@ own); a search (any registered one by name, ``run_search``; each built-in one is
 from its options dataclass, e.g. ``solver.searches.tot.Bfs(BfsOptions(breadth=2))``, and
 ``search_names()`` lists every one, built in or registered; ``bfs``, ``dfs``, ``complete_dfs`` and
 ``long_search`` run the paper's BFS and DFS, the complete search and Long's directly); a model
-through a shared ``LMClient`` (or none); the result (``SearchResult``) and its trace (``Trace``, ``read_trace``).
+through a shared ``LMClient`` (or none); a run of your own (``open_run``: its gated step and its
+books, ``Run``, on which a search runs); the result (``SearchResult``) and its trace (``Trace``, ``read_trace``).
 ``docs/api.md`` walks through it. This package knows no task: tasks live in ``tasks``.
 
 Every name below is public and stays; a name that is not exported here or in a module's
@@ -16,7 +17,7 @@ Every name below is public and stays; a name that is not exported here or in a m
 
 from solver.budget import Budget, BudgetExhausted, Usage
 from solver.evaluators import EVALUATORS, Evaluator, make_evaluator, register_evaluator
-from solver.expansion import Expansion, rule_failure
+from solver.expansion import Run, open_run, rule_failure
 from solver.generators import GENERATORS, Generator, make_generator, register_generator
 from solver.lm import Backend, Completion, GenParams, LMClient, LMError, Session
 from solver.node import Node
@@ -55,7 +56,7 @@ __all__ = [
     "Generator", "Evaluator", "make_generator", "make_evaluator", "GENERATORS", "EVALUATORS",
     "register_generator", "register_evaluator",
     # searches and their results
-    "bfs", "dfs", "complete_dfs", "long_search", "Expansion", "rule_failure", "SearchResult",
+    "bfs", "dfs", "complete_dfs", "long_search", "open_run", "Run", "rule_failure", "SearchResult",
     "Search", "register_search", "get_search", "search_names", "run_search", "option", "Options",
     "Budget", "BudgetExhausted", "Usage",
     # models

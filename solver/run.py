@@ -8,7 +8,7 @@ from typing import Any
 
 from solver.budget import Usage
 from solver.evaluators import EVALUATORS, Evaluator, make_evaluator
-from solver.expansion import Expansion, SearchResult
+from solver.expansion import SearchResult
 from solver.generators import GENERATORS, Generator, make_generator
 from solver.lm.adapters import adapter_of
 from solver.lm.base import Backend, LMError, ServerUnavailable
@@ -183,8 +183,7 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     usage = usage_for(s, client)
     gen, ev = make_parts(task, s)
     trace = trace or Trace()
-    run = Expansion(task, puzzle, gen, ev if search.uses_evaluator(o.evaluator) else None, client, trace, usage,
-                    o.gate)  # checks the task, the parts and the model first
+    run = search.open(task, puzzle, gen, ev, client, trace, usage, o.gate)  # checks the task, parts and model first
     if client is not None:
         await settle_adapter(client.backend)  # --adapter auto through a server: before the first prompt
     decodes = bool(getattr(gen, "grammar", False)) and find(task, ThoughtGrammar) is not None

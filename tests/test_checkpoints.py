@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from solver.budget import Budget, Usage
 from solver.evaluators import make_evaluator
-from solver.expansion import Expansion
+from solver.expansion import Run, open_run
 from solver.generators import make_generator
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
@@ -76,11 +76,11 @@ class Flaky(ScriptedBackend):
 
 
 def _run(puzzle: str, evaluator: str, model: bool, fail: int = 0, budget: Budget | None = None,
-         trace: Trace | None = None) -> tuple[Expansion[Any], Flaky | None]:
+         trace: Trace | None = None) -> tuple[Run[Any], Flaky | None]:
     backend = Flaky(fail) if model else None
     client = LMClient(backend) if backend is not None else None
     usage = Usage(budget=budget) if budget is not None else None
-    return Expansion(Game24(), puzzle, make_generator("enumerate"), make_evaluator(evaluator), client,
+    return open_run(Game24(), puzzle, make_generator("enumerate"), make_evaluator(evaluator), client,
                      trace if trace is not None else Trace(), usage), backend
 
 

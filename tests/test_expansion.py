@@ -1,4 +1,4 @@
-"""The gated step: every search checks each thought through one Expansion, once."""
+"""The gated step: every search checks each thought through one GatedStep, once."""
 
 from __future__ import annotations
 
@@ -74,4 +74,4 @@ def test_task_check_is_called_in_one_place_of_the_core() -> None:
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if re.search(r"\.check\(", line):
                 callers.append(f"{rel}:{n}")
-    assert len(callers) == 1 and callers[0].startswith("solver/expansion.py:"), callers
+    assert len(callers) == 1 and callers[0].startswith("solver/step.py:"), callers

@@ -21,13 +21,13 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.budget import Budget, BudgetExhausted
-from solver.expansion import Expansion, SearchResult
+from solver.budget import Budget
+from solver.expansion import Run, SearchResult
 from solver.run import SearchSettings as RunSearch
 from solver.run import Settings, solve
 from solver.searches import SEARCHES, get_search, register_search, search_names
 from solver.searches.beam import confidences, gumbel_top
-from solver.searches.mcts import MctsOptions
+from solver.searches.mcts import MctsExtra, MctsOptions
 from solver.testing import (
     Case,
     InvariantBroken,
@@ -148,25 +148,23 @@ def test_best_first_finds_an_answer_iff_sympy_says_one_exists(puzzle: str) -> No
         assert o.result.exhausted == (not expected)
 
 
-async def _user_search(run: Expansion, options: Any) -> SearchResult:
-    """A user's own search: depth-first, children in a seeded random order."""
+async def _user_search(run: Run, options: Any) -> SearchResult:
+    """A user's own search: depth-first, children in a seeded random order (a budget that runs out
+    ends the run outside it: Run.conduct)."""
     rng = random.Random(5)
     run.start("random-order")
     stack = [run.root()]
-    try:
-        while stack:
-            node = stack.pop()
-            if node.depth >= run.task.max_depth:
-                continue
-            children = await run.expand(node)
-            hit = run.first_answer(children)
-            if hit is not None:
-                return run.result(hit[0], hit[1], None)
-            rest = [c for c in children if not c.solved]
-            rng.shuffle(rest)
-            stack.extend(rest)
-    except BudgetExhausted as exc:
-        return run.result(None, None, exc.which)
+    while stack:
+        node = stack.pop()
+        if node.depth >= run.task.max_depth:
+            continue
+        children = await run.step.expand(node)
+        hit = run.first_answer(children)
+        if hit is not None:
+            return run.result(hit[0], hit[1], None)
+        rest = [c for c in children if not c.solved]
+        rng.shuffle(rest)
+        stack.extend(rest)
     return run.result(None, None, None)
 
 
@@ -187,9 +185,9 @@ def test_the_kit_draws_every_registered_search_a_users_own_too(restore_searches:
 
 
 def test_a_users_search_that_answers_unchecked_is_caught(restore_searches: None) -> None:
-    async def liar(run: Expansion, options: Any) -> SearchResult:
+    async def liar(run: Run, options: Any) -> SearchResult:
         # Returns the first child of the root as an answer, whatever the gate said of it.
-        children = await run.expand(run.root())
+        children = await run.step.expand(run.root())
         node = children[0] if children else None
         return run.result(node, None if node is None else run.task.answer(node.state), None)
 
@@ -205,10 +203,10 @@ def test_mcts_visit_counts_that_do_not_add_up_are_caught(restore_searches: None)
     case = Case("4 9 10 13", settings_of("mcts", "enumerate", "random"))
     check_outcome(run_case(Game24(), case, model=False))
 
-    async def miscounted(run: Expansion, options: Any) -> SearchResult:
+    async def miscounted(run: Run, options: Any) -> SearchResult:
         res = await mcts(run, options)
-        assert res.visits
-        res.visits[max(res.visits)] += 1
+        assert isinstance(res.extra, MctsExtra)
+        res.extra.visits[max(res.extra.visits)] += 1
         return res
 
     register_search("mcts", miscounted, options=MctsOptions)
@@ -363,16 +361,16 @@ def test_mcts_asked_for_several_answers_lists_distinct_checked_ones_first_as_alo
 
     alone = run(1, 20_000)
     several = run(n, 20_000)
-    listed = [a for a, _ in several.answers or []]
-    assert several.answers is not None and len(listed) == len(set(listed)) <= n
-    assert all(game24_ok(puzzle, a) and v for a, v in several.answers or [])  # sympy's reading, not ours
+    listed = [a for a, _ in several.extra.answers or []]
+    assert several.extra.answers is not None and len(listed) == len(set(listed)) <= n
+    assert all(game24_ok(puzzle, a) and v for a, v in several.extra.answers or [])  # sympy's reading, not ours
     assert several.answer == alone.answer == (listed[0] if listed else None)
     every = run(10_000, 100_000)  # more than exist: it ends when every state was tried
-    assert len(every.answers or []) == _one_step_to_24(puzzle), every.answers_note
-    assert (every.answers_note or "").startswith("every state was tried") or not game24_solvable(puzzle) \
-        or len(every.answers or []) == 0
+    assert len(every.extra.answers or []) == _one_step_to_24(puzzle), every.extra.answers_note
+    assert (every.extra.answers_note or "").startswith("every state was tried") or not game24_solvable(puzzle) \
+        or len(every.extra.answers or []) == 0
     if len(listed) < n:
-        assert several.answers_note is not None
+        assert several.extra.answers_note is not None
 
 
 def test_mcts_answers_flag_prints_each_answer_and_why_fewer(capsys: pytest.CaptureFixture[str]) -> None:
@@ -454,10 +452,10 @@ def test_mcts_answers_found_by_rollouts_are_listed_as_those_found_by_expansion(p
         return asyncio.run(solve(Game24(), puzzle, s, None))
 
     alone, several = run(1), run(n)
-    listed = [a for a, _ in several.answers or []]
+    listed = [a for a, _ in several.extra.answers or []]
     assert alone.answer is not None and game24_ok(puzzle, alone.answer)
     assert len(listed) == len(set(listed)) and 1 <= len(listed) <= n
-    assert all(game24_ok(puzzle, a) and v for a, v in several.answers or [])
+    assert all(game24_ok(puzzle, a) and v for a, v in several.extra.answers or [])
     assert several.answer == alone.answer == listed[0]
 
 

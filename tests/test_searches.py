@@ -11,9 +11,8 @@ from typing import Any, ClassVar, Iterator
 
 import pytest
 
-from solver.budget import BudgetExhausted
 from solver.evaluators import EVALUATORS, make_evaluator
-from solver.expansion import Expansion, SearchResult
+from solver.expansion import Run, SearchResult
 from solver.generators import GENERATORS, make_generator, register_generator
 from solver.lm.session import Session
 from solver.run import ModelSettings, SearchSettings, Settings, solve
@@ -39,28 +38,26 @@ class RandomFirstOptions:
     shuffle: bool = option(True, "shuffle the children (off: generation order)")
 
 
-async def random_first(run: Expansion, settings: SearchSettings) -> SearchResult:
-    """Depth-first in a seeded random order of the children: only the order is this search's."""
+async def random_first(run: Run, settings: SearchSettings) -> SearchResult:
+    """Depth-first in a seeded random order of the children: only the order is this search's (a
+    budget that runs out ends the run outside it: Run.conduct)."""
     own = settings.own(RandomFirstOptions)
     rng = random.Random(own.shuffle_seed)
     run.start("random-first", depth=run.task.max_depth)
     stack = [run.root()]
-    try:
-        while stack:
-            node = stack.pop()
-            run.reach(node)
-            if node.depth >= run.task.max_depth:
-                continue
-            children = await run.expand(node)
-            hit = run.first_answer(children)
-            if hit is not None:
-                return run.result(hit[0], hit[1], None)
-            open_nodes = [c for c in children if not c.solved]
-            if own.shuffle:
-                rng.shuffle(open_nodes)
-            stack.extend(open_nodes)
-    except BudgetExhausted as exc:
-        return run.result(None, None, exc.which)
+    while stack:
+        node = stack.pop()
+        run.reach(node)
+        if node.depth >= run.task.max_depth:
+            continue
+        children = await run.step.expand(node)
+        hit = run.first_answer(children)
+        if hit is not None:
+            return run.result(hit[0], hit[1], None)
+        open_nodes = [c for c in children if not c.solved]
+        if own.shuffle:
+            rng.shuffle(open_nodes)
+        stack.extend(open_nodes)
     return run.result(None, None, None)
 
 
@@ -170,7 +167,7 @@ def test_a_plugin_search_is_read_from_the_entry_point_group(monkeypatch: pytest.
 
 
 def test_a_generator_that_does_not_declare_what_searches_rely_on_is_refused_in_one_line() -> None:
-    from solver.expansion import Expansion
+    from solver.expansion import open_run
     from tasks.game24 import Game24
 
     class Undeclared:  # no exhaustive, no log_likelihoods: a search could not tell a proof from a guess
@@ -180,7 +177,7 @@ def test_a_generator_that_does_not_declare_what_searches_rely_on_is_refused_in_o
             return []
 
     with pytest.raises(TypeError, match="'undeclared' must declare name, exhaustive and log_likelihoods"):
-        Expansion(Game24(), "4 9 10 13", Undeclared(), None, None)  # type: ignore[arg-type]
+        open_run(Game24(), "4 9 10 13", Undeclared(), None, None)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", ["tot-complete", "tot-bfs", "tot-dfs", "long", "best-first", "mcts", "beam"])
@@ -388,12 +385,12 @@ class Patient:
     options: PatienceOptions = PatienceOptions()
     read: ClassVar[list[int]] = []
 
-    async def __call__(self, run: Expansion, settings: SearchSettings) -> SearchResult:
+    async def __call__(self, run: Run, settings: SearchSettings) -> SearchResult:
         begin(run, settings, self.options)
         node = run.root()
         Patient.read.append(self.options.patience)
         for _ in range(self.options.patience):
-            children = await run.expand(node)
+            children = await run.step.expand(node)
             if not children:
                 break
             node = children[0]

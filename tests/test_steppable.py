@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solver.evaluators import make_evaluator
-from solver.expansion import Expansion, SearchResult
+from solver.expansion import Run, SearchResult, open_run
 from solver.generators import make_generator
 from solver.lm.client import LMClient
 from solver.search_options import options_of
@@ -43,10 +43,10 @@ def _score(prompt: str, continuation: str) -> float:
     return -int.from_bytes(digest[:4], "big") / 2**32 * 8
 
 
-def _run(puzzle: str, evaluator: str, trace: Trace, model: bool) -> tuple[Expansion, ScriptedBackend | None]:
+def _run(puzzle: str, evaluator: str, trace: Trace, model: bool) -> tuple[Run, ScriptedBackend | None]:
     backend = ScriptedBackend(scorer=_score) if model else None
     client = LMClient(backend) if backend is not None else None
-    return Expansion(Game24(), puzzle, make_generator("enumerate"), make_evaluator(evaluator), client, trace), backend
+    return open_run(Game24(), puzzle, make_generator("enumerate"), make_evaluator(evaluator), client, trace), backend
 
 
 def _settings(cls: type[Steppable], options: dict[str, Any]) -> SearchSettings:
@@ -56,7 +56,7 @@ def _settings(cls: type[Steppable], options: dict[str, Any]) -> SearchSettings:
                           seed=options.get("seed", 0), options=own)
 
 
-def _begun(cls: type[Steppable], options: dict[str, Any], run: Expansion) -> Steppable:
+def _begun(cls: type[Steppable], options: dict[str, Any], run: Run) -> Steppable:
     settings = _settings(cls, options)
     search = cls(settings.options)  # type: ignore[call-arg]
     search.begin(run, settings)
@@ -142,7 +142,7 @@ def test_a_wrong_checkpoint_is_one_line() -> None:
 
     def resume(cls: type[Steppable], data: bytes, model: bool = False) -> Any:
         client = LMClient(ScriptedBackend(scorer=_score)) if model else None  # the same parts, another client
-        fresh = Expansion(Game24(), "4 9 10 13", make_generator("enumerate"), make_evaluator("prior"), client, Trace())
+        fresh = open_run(Game24(), "4 9 10 13", make_generator("enumerate"), make_evaluator("prior"), client, Trace())
         return asyncio.run(cls.resume(data, fresh))
 
     for cls, data, says in (

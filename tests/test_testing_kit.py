@@ -16,6 +16,7 @@ from hypothesis import Phase, settings
 import solver.expansion
 import solver.searches
 import solver.searches.tot
+import solver.step
 from solver.budget import Usage
 from solver.task import Thought
 from solver.testing import (
@@ -78,7 +79,7 @@ def test_a_task_that_mutates_states_is_caught() -> None:
 
 
 def test_a_search_that_scores_a_refused_thought_is_caught() -> None:
-    original = solver.expansion.Expansion.gate_all
+    original = solver.step.GatedStep.gate_all
 
     class Careless:
         """The task as this broken search sees it: a refused thought leads to the parent's state."""
@@ -100,7 +101,7 @@ def test_a_search_that_scores_a_refused_thought_is_caught() -> None:
         finally:
             self.task = real
 
-    with mock.patch.object(solver.expansion.Expansion, "gate_all", gate_all):
+    with mock.patch.object(solver.step.GatedStep, "gate_all", gate_all):
         broken(inv.GATE, task=ToyReach(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,
                settings=search_settings(generators=["propose"]), budget=budgets(max_calls=None, max_tokens=None))
 
@@ -113,7 +114,7 @@ def test_a_search_that_returns_an_unchecked_answer_is_caught() -> None:
     def accept(self: Any, node: Any) -> str:  # the bug: no re-check of the answer
         return str(self.task.answer(node.state))
 
-    with mock.patch.object(solver.expansion.Expansion, "accept", accept):
+    with mock.patch.object(solver.expansion.Run, "accept", accept):
         broken(inv.ANSWER, task=Liar(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,
                settings=search_settings(generators=["enumerate"], evaluators=["oracle"]),
                budget=budgets(max_calls=None, max_tokens=None, max_steps=None))
@@ -143,7 +144,7 @@ def test_a_beam_wider_than_b_is_caught() -> None:
 
 
 def test_a_search_that_rebuilds_states_instead_of_holding_them_is_caught() -> None:
-    original = solver.expansion.Expansion.generate
+    original = solver.step.GatedStep.generate
 
     async def generate(self: Any, node: Any) -> Any:  # the bug: the generator gets a copy
         held = node.state
@@ -153,7 +154,7 @@ def test_a_search_that_rebuilds_states_instead_of_holding_them_is_caught() -> No
         finally:
             node.state = held
 
-    with mock.patch.object(solver.expansion.Expansion, "generate", generate):
+    with mock.patch.object(solver.step.GatedStep, "generate", generate):
         broken(inv.BACKTRACK, task=ToyReach(3), puzzles=TOY_PUZZLES, max_examples=FEW, iff=False, replay=False,
                settings=search_settings(methods=["tot-dfs"], generators=["enumerate"], evaluators=["prior"]),
                budget=budgets(max_calls=None, max_tokens=None, max_steps=None))

@@ -31,8 +31,7 @@ import random
 from dataclasses import dataclass
 from typing import Hashable, Sequence, TypeVar
 
-from solver.budget import BudgetExhausted
-from solver.expansion import Expansion, SearchResult
+from solver.expansion import Run, SearchResult
 from solver.generators import Generator
 from solver.lm.session import gather_all
 from solver.node import Node, SeenStates
@@ -109,9 +108,9 @@ class Beam:
 
     options: BeamOptions = BeamOptions()
 
-    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
-        o = self.options
-        run.require_evaluator()
+    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
+        o, gated = self.options, run.step
+        gated.require_evaluator()
         # Log-likelihoods come from a model: a generator that declares them but runs without one
         # (the crosswords' ``enumerate-rank`` used as a library, with no client) gives every prior None.
         uses_ll = run.generator.log_likelihoods and run.model is not None
@@ -134,12 +133,12 @@ class Beam:
             """Algorithm 1 once, from the root: level by level until an answer or no chain is left."""
             chains: list[Node[S]] = [root]
             for _level in range(max_depth):
-                proposals = await gather_all(*(run.generate(nd) for nd in chains))
+                proposals = await gather_all(*(gated.generate(nd) for nd in chains))
                 level: list[Node[S]] = []
                 seen: SeenStates[S] = SeenStates()  # this level's states
                 for nd, thoughts in zip(chains, proposals, strict=True):
-                    for child in run.gate_all(nd, draw(list(thoughts))):
-                        if not run.duplicate(child, seen):
+                    for child in gated.gate_all(nd, draw(list(thoughts))):
+                        if not gated.duplicate(child, seen):
                             level.append(child)
                 found = run.first_answer(level)
                 if found is not None:
@@ -154,7 +153,7 @@ class Beam:
                         open_nodes.append(child)
                 if not open_nodes:
                     return None
-                await run.score(open_nodes)
+                await gated.score(open_nodes)
                 for child, conf in zip(open_nodes, confidences([c.score for c in open_nodes]), strict=True):
                     assert child.parent is not None
                     step = math.log(conf)
@@ -172,12 +171,9 @@ class Beam:
                 temperature *= decay
             return None
 
-        try:
-            for number in range(1, o.beam_runs + 1):
-                run.new_round(number, root)
-                found = await one_run(o.tau * number)
-                if found is not None:
-                    return run.result(found[0], found[1], None)
-        except BudgetExhausted as exc:
-            return run.result(None, None, exc.which)
+        for number in range(1, o.beam_runs + 1):
+            run.new_round(number, root)
+            found = await one_run(o.tau * number)
+            if found is not None:
+                return run.result(found[0], found[1], None)
         return run.result(None, None, None)

@@ -18,8 +18,7 @@ import heapq
 from dataclasses import dataclass
 from typing import Hashable, TypeVar
 
-from solver.budget import BudgetExhausted
-from solver.expansion import Expansion, SearchResult
+from solver.expansion import Run, SearchResult
 from solver.node import Node
 from solver.search_options import NoOptions
 from solver.searches.common import DECIMALS, Steppable, Transpositions, begin, quantise
@@ -36,9 +35,9 @@ class BestFirst(Steppable[S]):
 
     options: NoOptions = NoOptions()
 
-    def begin(self, run: Expansion[S], settings: SearchSettings) -> None:
+    def begin(self, run: Run[S], settings: SearchSettings) -> None:
         super().begin(run, settings)
-        run.require_evaluator()
+        run.step.require_evaluator()
         self.max_depth = begin(run, settings, self.options, decimals=DECIMALS)
         self.joined = 0  # frontier entries so far: the last tie-break, in the order states joined
         self.held: Transpositions[S] = Transpositions()
@@ -46,7 +45,6 @@ class BestFirst(Steppable[S]):
         self.held.fresh(self.root)
         self.frontier: list[tuple[float, int, int, Node[S]]] = [(0.0, 0, self._joined(), self.root)]
         self.hit: tuple[Node[S], str] | None = None
-        self.done = False
 
     def _joined(self) -> int:
         self.joined += 1
@@ -59,23 +57,20 @@ class BestFirst(Steppable[S]):
             self.done = True
             return True
         run = self.run
-        try:
-            _key, _depth, _n, node = heapq.heappop(self.frontier)
-            if node is not self.root:
-                run.keep(node)
-            run.reach(node)
-            children = await run.expand(node)
-            self.hit = run.first_answer(children)
-            if self.hit is not None:
-                self.done = True
-                return True
-            fresh = self.held.open_children(run, children, self.max_depth)
-            await run.score(fresh)
-            for child in fresh:
-                heapq.heappush(self.frontier, (-quantise(child.score), -child.depth, self._joined(), child))
-        except BudgetExhausted as exc:
-            self.stopped, self.done = exc.which, True
-        return self.done
+        _key, _depth, _n, node = heapq.heappop(self.frontier)
+        if node is not self.root:
+            run.keep(node)
+        run.reach(node)
+        children = await run.step.expand(node)
+        self.hit = run.first_answer(children)
+        if self.hit is not None:
+            self.done = True
+            return True
+        fresh = self.held.open_children(run, children, self.max_depth)
+        await run.step.score(fresh)
+        for child in fresh:
+            heapq.heappush(self.frontier, (-quantise(child.score), -child.depth, self._joined(), child))
+        return False
 
     def finish(self) -> SearchResult[S]:
         if self.hit is not None:

@@ -15,7 +15,7 @@ whole state is one object, so that a run can be stepped, saved between two steps
             break
     saved = search.checkpoint()            # bytes (JSON): options, steps, usage, the model's answers
     ...
-    run = Expansion(task, puzzle, generator, evaluator, client, Trace(path))   # a new run, same parts
+    run = open_run(task, puzzle, generator, evaluator, client, Trace(path))   # a new run, same parts
     result = await (await Mcts.resume(saved, run)).to_end()   # the same result and trace as one run
 
 A checkpoint is JSON (no pickle: nothing in it runs): the search's options, the steps taken, the
@@ -32,7 +32,7 @@ import math
 from typing import Any, Awaitable, Callable, Generic, Hashable, Sequence, TypeVar
 
 from solver.budget import BudgetExhausted
-from solver.expansion import BUDGETS, Expansion, SearchResult
+from solver.expansion import BUDGETS, Run, SearchResult
 from solver.lm.session import NotSaved
 from solver.node import Node, SeenStates
 from solver.search_options import build_options, option_specs, options_of
@@ -49,7 +49,7 @@ _S = TypeVar("_S", bound="Steppable[Any]")
 DECIMALS = 3  # scores equal to 3 decimal places are ties, broken by the generator's order
 
 
-def begin(run: Expansion[S], settings: SearchSettings, options: Any, **facts: object) -> int:
+def begin(run: Run[S], settings: SearchSettings, options: Any, **facts: object) -> int:
     """A built-in search's ``search`` event: the method, generator, evaluator, depth limit and
     seed, its own ``options`` as they are (``search_options``), then ``facts`` it reports (the
     threshold it used, ...); returns the depth limit (the settings', else the task's)."""
@@ -77,10 +77,10 @@ class Transpositions(SeenStates[S]):
     """The states a search holds (best-first, MCTS): ``SeenStates`` with the step that opens a
     node's children against it."""
 
-    def open_children(self, run: Expansion[S], children: list[Node[S]], max_depth: int) -> list[Node[S]]:
+    def open_children(self, run: Run[S], children: list[Node[S]], max_depth: int) -> list[Node[S]]:
         """The children worth a judgement. Left out, each said in the trace but the first: a
         solved state (reaching here, its answer failed the re-check: nothing below it), a
-        duplicate (``fresh``), one at the depth limit (``Expansion.cut_at_depth``)."""
+        duplicate (``fresh``), one at the depth limit (``Run.cut_at_depth``)."""
         out: list[Node[S]] = []
         for child in children:
             if child.solved:
@@ -103,16 +103,17 @@ class Steppable(Generic[S]):
     ``options``; it extends ``begin`` and writes ``advance`` and ``finish``."""
 
     options: Any
-    run: Expansion[S]
+    run: Run[S]
     settings: SearchSettings
     steps_taken: int
     stopped: str | None  # the budget that stopped the search (BudgetExhausted.which), if one did
+    done: bool  # whether the search is over
 
-    def begin(self, run: Expansion[S], settings: SearchSettings) -> None:
+    def begin(self, run: Run[S], settings: SearchSettings) -> None:
         """Start the search on ``run`` under ``settings`` (its depth limit and seed)."""
-        self.run, self.settings, self.steps_taken, self.stopped = run, settings, 0, None
+        self.run, self.settings, self.steps_taken, self.stopped, self.done = run, settings, 0, None, False
 
-    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
+    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
         """The whole search on ``run``: begun, stepped to its end, its result."""
         self.begin(run, settings)
         return await self.to_end()
@@ -122,9 +123,14 @@ class Steppable(Generic[S]):
         raise NotImplementedError
 
     async def step(self) -> bool:
-        """One unit of the search; True when the search is over (``finish`` then gives its result)."""
+        """One unit of the search; True when the search is over (``finish`` then gives its result;
+        a budget that ran out is ``stopped``)."""
         self.steps_taken += 1
-        return await self.advance()
+        try:
+            return await self.advance()
+        except BudgetExhausted as exc:
+            self.stopped, self.done = exc.which, True
+            return True
 
     def finish(self) -> SearchResult[S]:
         """The result, once ``step`` said the search is over."""
@@ -139,16 +145,16 @@ class Steppable(Generic[S]):
     def checkpoint(self) -> bytes:
         """The run so far, between two steps, as JSON: the search's name and options (with the
         depth limit and seed it was begun with), the steps taken, the budget that stopped it (if one
-        did), the run it belongs to (``Expansion.identity``) and the run's books (usage, time, the
-        model's answers: ``Expansion.books``)."""
+        did), the run it belongs to (``Run.identity``) and the run's books (usage, time, the
+        model's answers: ``Run.books``)."""
         options = {**dataclasses.asdict(self.options), "depth": self.settings.depth, "seed": self.settings.seed}
         return json.dumps({"format": CHECKPOINT_FORMAT, "search": type(self).__qualname__, "options": options,
                            "steps": self.steps_taken, "stopped": self.stopped, "run": self.run.identity(),
                            "books": self.run.books()}, ensure_ascii=False).encode()
 
     @classmethod
-    async def resume(cls: type[_S], data: bytes, run: Expansion[Any]) -> _S:
-        """The search ``checkpoint`` saved, going on in ``run`` (a new Expansion of the same task,
+    async def resume(cls: type[_S], data: bytes, run: Run[Any]) -> _S:
+        """The search ``checkpoint`` saved, going on in ``run`` (a new run, ``open_run``, of the same task,
         puzzle, generator, evaluator and kind of client, not yet started; its trace receives the
         events from here on). The saved steps are replayed first, against the model's saved
         answers (no model call; no event: the first part's trace has them), which rebuilds the
@@ -231,15 +237,10 @@ def _options(cls: type[Steppable[Any]], saved: dict[str, Any]) -> tuple[Any, Sea
         raise ValueError(f"the checkpoint's options do not fit {cls.__qualname__}: {_line(exc)}") from None
 
 
-async def visit_from_root(run: Expansion[S], visit: Callable[[Node[S]], Awaitable[tuple[Node[S], str] | None]], *,
+async def visit_from_root(run: Run[S], visit: Callable[[Node[S]], Awaitable[tuple[Node[S], str] | None]], *,
                           searched_all: bool) -> SearchResult[S]:
-    """A depth-first search's result: ``visit`` from the root, then the answer it found, the
-    budget that ran out, or, when it found none, a search that ran out of states
-    (``searched_all``: it tried every state it may, so the step may call that a proof)."""
-    try:
-        hit = await visit(run.root())
-    except BudgetExhausted as exc:
-        return run.result(None, None, exc.which)
-    if hit is None:
-        return run.result(None, None, None, searched_all=searched_all)
-    return run.result(hit[0], hit[1], None)
+    """A depth-first search's result: ``visit`` from the root, then the answer it found or, when
+    it found none, a search that ran out of states (``searched_all``: it tried every state it may,
+    so the run may call that a proof)."""
+    hit = await visit(run.root())
+    return run.result(None, None, None, searched_all=searched_all) if hit is None else run.result(*hit, None)

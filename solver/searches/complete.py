@@ -18,7 +18,7 @@ from typing import Hashable, TypeVar
 
 from solver.budget import Usage
 from solver.evaluators import Evaluator
-from solver.expansion import Expansion, SearchResult
+from solver.expansion import Run, SearchResult, open_run
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node, SeenStates
@@ -39,8 +39,8 @@ async def complete_dfs(task: Task[S], puzzle: str, generator: Generator, evaluat
     """DFS over every gated child, best-scored first; nothing is pruned, low scores are deferred.
     With an exhaustive generator (``enumerate*``) an unanswered, uncut search is a proof that no
     answer exists (``exhausted``); with a sampling generator it only means the samples ran out."""
-    run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage, gate)
-    return await Complete(decimals=decimals)(run, SearchSettings("tot-complete", depth=depth))
+    run = open_run(task, puzzle, generator, evaluator, client, trace, usage, gate)
+    return await run.conduct(Complete(decimals=decimals), SearchSettings("tot-complete", depth=depth))
 
 
 @dataclass(frozen=True)
@@ -51,14 +51,14 @@ class Complete:
     options: NoOptions = NoOptions()
     decimals: int = DECIMALS
 
-    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
-        evaluator, decimals = run.require_evaluator(), self.decimals
+    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
+        step, evaluator, decimals = run.step, run.step.require_evaluator(), self.decimals
         max_depth = begin(run, settings, self.options, defer_below=evaluator.prune_below, decimals=decimals)
         explored: SeenStates[S] = SeenStates()  # the states fully explored, each at its smallest depth
 
         async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
             run.reach(node)
-            children = await run.expand(node)
+            children = await step.expand(node)
             hit = run.first_answer(children)
             if hit is not None:
                 return hit
@@ -73,7 +73,7 @@ class Complete:
             # single child needs no ordering: neither costs a model call.
             to_order = [c for c in fresh if c.depth < max_depth]
             if len(to_order) > 1:
-                await run.score(to_order)
+                await step.score(to_order)
             order = ranked(fresh, decimals)
             good = [c for c in order if quantise(c.score, decimals) >= evaluator.prune_below]
             deferred = [c for c in order if c not in good]  # below the threshold, or NaN: last, never dropped

@@ -14,9 +14,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Generic, Hashable, TypeVar
 
-from solver.budget import BudgetExhausted, Usage
+from solver.budget import Usage
 from solver.evaluators import Evaluator
-from solver.expansion import Expansion, SearchResult
+from solver.expansion import Run, SearchResult, open_run
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node, SeenStates
@@ -77,8 +77,8 @@ async def long_search(task: Task[S], puzzle: str, generator: Generator, client: 
     tried in non-increasing score order and those scoring below its ``prune_below`` are dropped;
     without one (Long), in the generator's order."""
     long = Long(LongOptions(**options))
-    run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage)
-    return await long(run, SearchSettings("long", depth=depth))
+    run = open_run(task, puzzle, generator, evaluator, client, trace, usage)
+    return await run.conduct(long, SearchSettings("long", depth=depth))
 
 
 @dataclass(frozen=True)
@@ -88,9 +88,9 @@ class Long:
 
     options: LongOptions = LongOptions()
 
-    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
-        max_depth, options = begin(run, settings, self.options), self.options
-        evaluator, generator, max_children = run.evaluator, run.generator, options.max_children
+    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
+        max_depth, options, step = begin(run, settings, self.options), self.options, run.step
+        evaluator, generator, max_children = step.evaluator, step.generator, options.max_children
         root = run.root()
         mem = Memory(root, root)
         mem.visited.record(root)
@@ -101,7 +101,7 @@ class Long:
             if not queue:
                 attempt = mem.requests.get(node.id, 0)
                 mem.requests[node.id] = attempt + 1
-                thoughts = await run.propose(node, request=attempt + 1, generator=_reseeded(generator, attempt))
+                thoughts = await step.propose(node, request=attempt + 1, generator=_reseeded(generator, attempt))
                 offered = mem.offered.setdefault(node.id, set())
                 fresh = []
                 for th in thoughts:
@@ -113,8 +113,8 @@ class Long:
 
         async def _ranked(node: Node[S], thoughts: list[Thought]) -> list[Thought]:
             assert evaluator is not None
-            probes = [p for p in (run.probe(node, th) for th in thoughts) if p is not None]
-            await run.score_probes(probes)
+            probes = [p for p in (step.probe(node, th) for th in thoughts) if p is not None]
+            await step.score_probes(probes)
             keep = []
             for k, probe in enumerate(probes):
                 score = probe.score if probe.score is not None else 0.0
@@ -125,40 +125,37 @@ class Long:
             keep.sort(key=lambda x: (-x[0], x[1]))
             return [Thought(probe.thought, probe.prior) for _s, _k, probe in keep]
 
-        try:
-            for rnd in range(1, options.max_rounds + 1):
-                run.step()
-                node = mem.current
-                run.new_round(rnd, node)
-                thought = await next_proposal(node)
-                mem.tried[node.id] = mem.tried.get(node.id, 0) + 1
-                if thought is None:
-                    run.cut(node, "no new proposal")
-                else:
-                    hit = _step(run, mem, node, thought, max_depth)
-                    if hit is not None:
-                        return run.result(hit[0], hit[1], None)
-                while mem.current is not mem.root and mem.exhausted(mem.current, max_children):
-                    child = mem.current
-                    parent = child.parent
-                    assert parent is not None
-                    run.backtrack(child, parent, why=f"{mem.tried[child.id]} children tried")
-                    mem.current = parent
-        except BudgetExhausted as exc:
-            return run.result(None, None, exc.which)
+        for rnd in range(1, options.max_rounds + 1):
+            step.charge()
+            node = mem.current
+            run.new_round(rnd, node)
+            thought = await next_proposal(node)
+            mem.tried[node.id] = mem.tried.get(node.id, 0) + 1
+            if thought is None:
+                run.cut(node, "no new proposal")
+            else:
+                hit = _step(run, mem, node, thought, max_depth)
+                if hit is not None:
+                    return run.result(hit[0], hit[1], None)
+            while mem.current is not mem.root and mem.exhausted(mem.current, max_children):
+                child = mem.current
+                parent = child.parent
+                assert parent is not None
+                run.backtrack(child, parent, why=f"{mem.tried[child.id]} children tried")
+                mem.current = parent
         return run.result(None, None, "rounds")
 
 
-def _step(run: Expansion[S], mem: Memory[S], node: Node[S], thought: Thought,
+def _step(run: Run[S], mem: Memory[S], node: Node[S], thought: Thought,
           max_depth: int) -> tuple[Node[S], str] | None:
     """Gate one proposal; a valid one becomes the current node. Returns a verified solution."""
-    child = run.gate_one(node, thought)
+    child = run.step.gate_one(node, thought)
     if child is None:
         return None
     if child.solved:
         answer = run.accept(child)
         return (child, answer) if answer is not None else None
-    if run.duplicate(child, mem.visited, remember=False):
+    if run.step.duplicate(child, mem.visited, remember=False):
         return None
     if child.depth >= max_depth:
         run.cut(child, "depth")

@@ -33,15 +33,14 @@ import random
 from dataclasses import dataclass
 from typing import Generic, Hashable, TypeVar
 
-from solver.budget import BudgetExhausted
-from solver.expansion import Expansion, SearchResult
+from solver.expansion import Run, SearchResult
 from solver.node import Node
 from solver.search_options import Options, option
 from solver.searches.common import Steppable, Transpositions, begin, quantise
 from solver.settings import SearchSettings
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["Mcts", "MctsOptions"]
+__all__ = ["Mcts", "MctsExtra", "MctsOptions"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +53,27 @@ class MctsOptions(Options):
     rollout_depth: int = option(0, "random gated steps per rollout; 0 uses the evaluator's value", at_least=0)
     answers: int = option(1, "distinct answers to find before stopping; the first found is the run's answer, all "
                              "are listed", at_least=1)
+
+
+@dataclass(frozen=True)
+class MctsExtra:
+    """MCTS's own part of its result (``SearchResult.extra``): node id -> visits when the run ended
+    (visited nodes only; not in the ``end`` event: the trace's rounds give them); asked for
+    several answers, every distinct accepted answer and whether it is verified, in the order found
+    (the first is the result's ``answer``), and why fewer than asked were found, when that is so."""
+
+    visits: dict[int, int]
+    answers: list[tuple[str, bool]] | None = None
+    answers_note: str | None = None
+
+    def summary(self) -> dict[str, object]:
+        """The ``end`` event's ``answers`` and ``answers_note``, when several answers were asked for."""
+        out: dict[str, object] = {}
+        if self.answers is not None:
+            out["answers"] = [{"answer": a, "verified": v} for a, v in self.answers]
+            if self.answers_note is not None:
+                out["answers_note"] = self.answers_note
+        return out
 
 
 @dataclass(slots=True)
@@ -93,9 +113,9 @@ class Mcts(Steppable[S]):
 
     options: MctsOptions = MctsOptions()
 
-    def begin(self, run: Expansion[S], settings: SearchSettings) -> None:
+    def begin(self, run: Run[S], settings: SearchSettings) -> None:
         super().begin(run, settings)
-        run.require_evaluator()
+        run.step.require_evaluator()
         self.max_depth = begin(run, settings, self.options)
         self.rng = random.Random(settings.seed)
         self.scale = _Scale()
@@ -105,10 +125,9 @@ class Mcts(Steppable[S]):
         self.held.fresh(self.root)
         self.stats[self.root.id] = _Stats()
         run.reach(self.root)
-        self.round = 1  # the next iteration's number
+        self.round = 0  # iterations begun
         self.found: tuple[Node[S], str] | None = None
         self.seen: dict[str, Node[S]] = {}  # answers > 1: every accepted answer so far -> its state
-        self.done = False
 
     def _uct(self, parent: Node[S], child: Node[S]) -> float:
         """The evaluator's value counts as one visit's reward (a prior), so a child never visited
@@ -145,7 +164,7 @@ class Mcts(Steppable[S]):
         for several answers: every new accepted answer among the children is kept (``seen``),
         the first of them returned, and the other children are still the node's children."""
         run = self.run
-        children = await run.expand(node)
+        children = await run.step.expand(node)
         if self.options.answers == 1:
             hit = run.first_answer(children)
             if hit is not None:
@@ -159,7 +178,7 @@ class Mcts(Steppable[S]):
                         self.seen[answer] = child
                         hit = hit or (child, answer)
         fresh = self.held.open_children(run, children, self.max_depth)  # a solved child here: a dead end
-        await run.score(fresh)
+        await run.step.score(fresh)
         for child in fresh:
             self.scale.add(child.score)
         return fresh, hit
@@ -172,7 +191,7 @@ class Mcts(Steppable[S]):
         for _ in range(self.options.rollout_depth - 1):
             if last.depth >= self.max_depth:
                 return 0.0, None
-            below = await run.expand(last)
+            below = await run.step.expand(last)
             hit = run.first_answer(below)
             if hit is not None:
                 return 1.0, hit
@@ -181,7 +200,7 @@ class Mcts(Steppable[S]):
                 return 0.0, None
             last = open_nodes[rng.randrange(len(open_nodes))]
         if last.score is None:
-            await run.score([last])
+            await run.step.score([last])
             self.scale.add(last.score)
         return self.scale.of(last.score), None
 
@@ -195,14 +214,11 @@ class Mcts(Steppable[S]):
     async def advance(self) -> bool:
         """One iteration; True when the search is over (an answer, or ``answers`` of them, the
         iterations run out, a dead root, or a budget)."""
-        if self.done or self.round > self.options.iterations or self.stats[self.root.id].dead:
+        if self.done or self.round >= self.options.iterations or self.stats[self.root.id].dead:
             self.done = True
             return True
-        try:
-            await self._iteration()
-        except BudgetExhausted as exc:
-            self.stopped, self.done = exc.which, True
         self.round += 1
+        await self._iteration()
         return self.done
 
     async def _iteration(self) -> None:
@@ -247,7 +263,7 @@ class Mcts(Steppable[S]):
                         run.cut(child, "unvisited", score=child.score)
         visits = {nid: s.visits for nid, s in stats.items() if s.visits}
         if self.found is not None:
-            return run.result(self.found[0], self.found[1], None, visits=visits)
+            return run.result(self.found[0], self.found[1], None, extra=MctsExtra(visits))
         searched_all = stopped is None and stats[root.id].dead
         proof = run.proves(searched_all)
         note = None
@@ -257,8 +273,9 @@ class Mcts(Steppable[S]):
                          "path are not listed again" if proof
                     else "every state within reach was tried, but the depth limit or an enumeration limit cut some"
                     if stats[root.id].dead else f"the {self.options.iterations} iterations ran out")
+        extra = MctsExtra(visits, [(a, run.reports[a].verified) for a in seen] if self.options.answers > 1 else None,
+                          note)
         if seen:  # answers > 1: the first found is the run's answer; stopped_by says a budget cut the rest
             first, node = next(iter(seen.items()))
-            return run.result(node, first, stopped, visits=visits, answers=list(seen), answers_note=note)
-        return run.result(None, None, stopped, searched_all=searched_all, visits=visits,
-                          answers=[] if self.options.answers > 1 else None, answers_note=note)
+            return run.result(node, first, stopped, extra=extra)
+        return run.result(None, None, stopped, searched_all=searched_all, extra=extra)

@@ -1,18 +1,19 @@
 """Searches by name: ``tot solve --method NAME``, ``tot bench --methods``, ``solver.run.solve``.
 
-A search is only an order of expansion over one run's gated step (``solver.expansion.Expansion``).
-The gate, dedup, trace, budget and answer re-verification come with the run, so a search of your
-own gets them for free. A built-in search is a class made from its options (one dataclass of
-``solver.search_options.option`` fields: ``Bfs(BfsOptions(breadth=2))``) and called with the run
-and the search settings; the registry holds the class, and the command line, ``tot list --json``
-and ``run_search`` take the options from its declaration. A search of your own may be such a
-class, or one async function ``(run, settings) -> result`` with its options named here::
+A search is only an order of expansion over one run (``solver.expansion.Run``) and its gated
+step (``run.step``, ``solver.step.GatedStep``). The gate, dedup, trace, budget and answer
+re-verification come with the run, so a search of your own gets them for free. A built-in search
+is a class made from its options (one dataclass of ``solver.search_options.option`` fields:
+``Bfs(BfsOptions(breadth=2))``) and called with the run and the search settings; the registry
+holds the class, and the command line, ``tot list --json`` and ``run_search`` take the options
+from its declaration. A search of your own may be such a class, or one async function
+``(run, settings) -> result`` with its options named here::
 
     @dataclass(frozen=True)
     class RandomFirstOptions(Options):
         tries: int = option(3, "random orders tried from the root", at_least=1)
 
-    async def random_first(run: Expansion[Any], settings: SearchSettings) -> SearchResult[Any]:
+    async def random_first(run: Run[Any], settings: SearchSettings) -> SearchResult[Any]:
         tries = settings.own(RandomFirstOptions).tries
         ...
 
@@ -30,7 +31,7 @@ from typing import Any, Awaitable, Callable, Hashable, Mapping, TypeVar
 
 from solver.budget import Usage
 from solver.evaluators import Evaluator
-from solver.expansion import Expansion, SearchResult
+from solver.expansion import Run, SearchResult, open_run
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.search_options import OptionSpec, OptionValue, build_options, option_specs, options_of
@@ -50,7 +51,7 @@ __all__ = ["COMMON_OPTIONS", "ENTRY_POINTS", "SEARCHES", "Search", "SearchFn", "
 
 ENTRY_POINTS = "tot.searches"
 
-SearchFn = Callable[[Expansion[Any], SearchSettings], Awaitable[SearchResult[Any]]]
+SearchFn = Callable[[Run[Any], SearchSettings], Awaitable[SearchResult[Any]]]
 """A search order: ``(run, settings) -> result``; ``settings.own(ItsOptions)`` gives its options."""
 
 
@@ -89,20 +90,23 @@ class Search:
         """Whether this search scores with the evaluator called ``name``."""
         return self.evaluators is None or name in self.evaluators
 
-    async def __call__(self, run: Expansion[Any], settings: SearchSettings) -> SearchResult[Any]:
+    def open(self, task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator | None,
+             client: LMClient | None = None, trace: Trace | None = None, usage: Usage | None = None,
+             gate: bool = True) -> Run[S]:
+        """A run for this search (``open_run``), given ``evaluator`` only where it scores with it."""
+        scores = evaluator is not None and self.uses_evaluator(evaluator.name)
+        return open_run(task, puzzle, generator, evaluator if scores else None, client, trace, usage, gate)
+
+    async def __call__(self, run: Run[Any], settings: SearchSettings) -> SearchResult[Any]:
         """The search's result under ``settings`` (their options: an instance of its own, or None
-        for its defaults); a puzzle given already solved is answered at its root, without the
-        search (``Expansion.solved_at_start``)."""
+        for its defaults), through ``Run.conduct`` (a puzzle given solved; a budget that runs out)."""
         options = settings.options
         if self.options is not None:
             options = settings.own(self.options)
         elif options is not None:
             raise TypeError(f"search {self.name!r} takes no options, not {type(options).__name__}")
-        done = run.solved_at_start(self.name)
-        if done is not None:
-            return done
-        settings = replace(settings, options=options)
-        return await (self.run(options) if isinstance(self.run, type) else self.run)(run, settings)
+        order = self.run(options) if isinstance(self.run, type) else self.run
+        return await run.conduct(order, replace(settings, options=options), self.name)
 
 
 # Filled at import with the built-in searches, in the order help texts list them.
@@ -220,10 +224,7 @@ async def run_search(name: str, task: Task[S], puzzle: str, generator: Generator
                               options=search.options_from(options))  # a bad value, before the run starts
     if evaluator is not None:
         settings.evaluator = evaluator.name
-        if not search.uses_evaluator(evaluator.name):
-            evaluator = None  # as solve: a search that ranks with another evaluator checks nothing of this one
-    run = Expansion(task, puzzle, generator, evaluator, client, trace if trace is not None else Trace(), usage, gate)
-    return await search(run, settings)
+    return await search(search.open(task, puzzle, generator, evaluator, client, trace, usage, gate), settings)
 
 
 def _load_entry_points() -> None:

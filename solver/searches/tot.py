@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Hashable, TypeVar
 
-from solver.budget import BudgetExhausted, Usage
+from solver.budget import Usage
 from solver.evaluators import Evaluator
-from solver.expansion import Expansion, SearchResult
+from solver.expansion import Run, SearchResult, open_run
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.lm.session import gather_all
@@ -50,8 +50,8 @@ async def bfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evalu
     """BFS for ``depth`` levels (default: the task's maximum), ``options`` those of ``BfsOptions``
     (``breadth``, ``early_stop``). ``gate=False`` lets rejected thoughts in through the task's
     ``apply_unchecked`` (ablation)."""
-    run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage, gate)
-    return await Bfs(BfsOptions(**options))(run, SearchSettings("tot-bfs", depth=depth))
+    run = open_run(task, puzzle, generator, evaluator, client, trace, usage, gate)
+    return await run.conduct(Bfs(BfsOptions(**options)), SearchSettings("tot-bfs", depth=depth))
 
 
 @dataclass(frozen=True)
@@ -61,51 +61,44 @@ class Bfs:
 
     options: BfsOptions = BfsOptions()
 
-    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
-        breadth = self.options.breadth
+    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
+        breadth, step = self.options.breadth, run.step
         max_depth = begin(run, settings, self.options)
         frontier = [run.root()]
         run.reach(frontier[0])
-        found: tuple[Node[S], str] | None = None
-        try:
-            for _level in range(max_depth):
-                proposals = await gather_all(*(run.generate(nd) for nd in frontier))
-                groups = [run.gate_all(nd, ths) for nd, ths in zip(frontier, proposals, strict=True)]
-                candidates: list[Node[S]] = []
-                seen: SeenStates[S] = SeenStates()  # this level's states
-                for group in groups:
-                    candidates.extend(child for child in group if not run.duplicate(child, seen))
-                solved = [c for c in candidates if c.solved]
-                if len(solved) > 1 and found is None:
-                    # Several verified solutions at once (e.g. passages that all pass the gate): let
-                    # the evaluator choose among them, as the paper's vote does at the last step.
-                    await run.score(solved)
-                    solved = ranked(solved)
-                for child in solved:
-                    if found is None:
-                        answer = run.accept(child)
-                        if answer is not None:
-                            found = (child, answer)
-                if found is not None and self.options.early_stop:
-                    break
-                open_nodes = [c for c in candidates if not c.solved]
-                if not open_nodes:
-                    break
-                await run.score(open_nodes)
-                # Quantised scores, stable order: ties keep generation order, and the trace says a
-                # tie decided it.
-                order = ranked(open_nodes)
-                frontier = order[:breadth]
-                for nd in frontier[:1]:
-                    run.reach(nd)
-                cutoff = quantise(frontier[-1].score) if frontier else None
-                for nd in frontier:
-                    run.keep(nd)
-                for nd in order[breadth:]:
-                    run.cut(nd, "beam", score=nd.score, tie=quantise(nd.score) == cutoff)
-        except BudgetExhausted as exc:
-            return run.result(found[0] if found else None, found[1] if found else None, exc.which)
-        return run.result(found[0] if found else None, found[1] if found else None, None)
+        for _level in range(max_depth):
+            proposals = await gather_all(*(step.generate(nd) for nd in frontier))
+            groups = [step.gate_all(nd, ths) for nd, ths in zip(frontier, proposals, strict=True)]
+            candidates: list[Node[S]] = []
+            seen: SeenStates[S] = SeenStates()  # this level's states
+            for group in groups:
+                candidates.extend(child for child in group if not step.duplicate(child, seen))
+            solved = [c for c in candidates if c.solved]
+            if len(solved) > 1 and run.found is None:
+                # Several verified solutions at once (e.g. passages that all pass the gate): let
+                # the evaluator choose among them, as the paper's vote does at the last step.
+                await step.score(solved)
+                solved = ranked(solved)
+            if run.found is None:
+                run.found = run.first_answer(solved)  # kept if a budget stops the search later
+            if run.found is not None and self.options.early_stop:
+                break
+            open_nodes = [c for c in candidates if not c.solved]
+            if not open_nodes:
+                break
+            await step.score(open_nodes)
+            # Quantised scores, stable order: ties keep generation order, and the trace says a
+            # tie decided it.
+            order = ranked(open_nodes)
+            frontier = order[:breadth]
+            for nd in frontier[:1]:
+                run.reach(nd)
+            cutoff = quantise(frontier[-1].score) if frontier else None
+            for nd in frontier:
+                run.keep(nd)
+            for nd in order[breadth:]:
+                run.cut(nd, "beam", score=nd.score, tie=quantise(nd.score) == cutoff)
+        return run.stop(None)  # the answer found, if any
 
 
 async def dfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
@@ -113,8 +106,8 @@ async def dfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evalu
               usage: Usage | None = None, gate: bool = True, **options: Any) -> SearchResult[S]:
     """DFS for ``depth`` levels, ``options`` those of ``DfsOptions`` (``prune_below``,
     ``dfs_children``)."""
-    run = Expansion(task, puzzle, generator, evaluator, client, trace or Trace(), usage, gate)
-    return await Dfs(DfsOptions(**options))(run, SearchSettings("tot-dfs", depth=depth))
+    run = open_run(task, puzzle, generator, evaluator, client, trace, usage, gate)
+    return await run.conduct(Dfs(DfsOptions(**options)), SearchSettings("tot-dfs", depth=depth))
 
 
 @dataclass(frozen=True)
@@ -126,26 +119,26 @@ class Dfs:
 
     options: DfsOptions = DfsOptions()
 
-    async def __call__(self, run: Expansion[S], settings: SearchSettings) -> SearchResult[S]:
-        evaluator = run.require_evaluator()
+    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
+        step, evaluator = run.step, run.step.require_evaluator()
         given, max_children = self.options.prune_below, self.options.dfs_children
         threshold = evaluator.prune_below if given is None else given
         max_depth = begin(run, settings, self.options, prune_below=threshold)
 
         async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
             run.reach(node)
-            children = await run.expand(node)
+            children = await step.expand(node)
             solved = [c for c in children if c.solved]
             if len(solved) > 1:
                 # Several solutions at once (crosswords: every word that completes the grid): the
                 # evaluator chooses among them, as BFS does, instead of the generator's first.
-                await run.score(solved)
+                await step.score(solved)
                 solved = ranked(solved)
             hit = run.first_answer(solved)
             if hit is not None:
                 return hit
             open_nodes = [c for c in children if not c.solved]
-            await run.score(open_nodes)
+            await step.score(open_nodes)
             tried = 0
             for child in ranked(open_nodes):
                 if quantise(child.score) < threshold:

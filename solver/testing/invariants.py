@@ -316,9 +316,9 @@ def check_best_first(o: Outcome) -> None:
 
 def check_mcts(o: Outcome) -> None:
     """Each iteration's path runs from the root down the tree, parent to child, and ends at a
-    node no earlier iteration ended at; the visits the search counted (``result.visits``) are
-    the number of paths through each node; so the root's are the number of iterations and each
-    node's are its own iteration (0 or 1) plus its children's."""
+    node no earlier iteration ended at; the visits the search counted (``result.extra.visits``:
+    ``MctsExtra``) are the number of paths through each node; so the root's are the number of
+    iterations and each node's are its own iteration (0 or 1) plus its children's."""
     if o.case.settings.method != "mcts":
         return
     fail = _fail(o, MCTS_VISITS)
@@ -337,7 +337,7 @@ def check_mcts(o: Outcome) -> None:
             fail(f"iteration {k} ends at node {path[-1]}, which an earlier one ended at (or not its node)")
         ended[path[-1]] += 1
         through.update(path)
-    counted = o.result.visits
+    counted: dict[int, int] | None = getattr(o.result.extra, "visits", None)
     if counted is None:
         fail("the result carries no visit counts")
     if dict(counted) != dict(through):
@@ -458,10 +458,11 @@ def check_answers(o: Outcome, answer_ok: AnswerCheck | None = None) -> None:
             accepted.append(e["answer"])
     if r.answer is not None and r.answer not in accepted:
         fail(f"returned {r.answer[:80]!r}, which search never accepted")
-    listed = [a for a, _ in r.answers or []]
-    if r.answers is not None and (len(set(listed)) != len(listed) or (listed[0] if listed else None) != r.answer):
+    several: list[tuple[str, bool]] | None = getattr(r.extra, "answers", None)  # mcts --answers N
+    listed = [a for a, _ in several or []]
+    if several is not None and (len(set(listed)) != len(listed) or (listed[0] if listed else None) != r.answer):
         fail(f"listed answers {[a[:40] for a in listed]} repeat one, or do not start with the answer")
-    for a, verified in r.answers or []:  # several answers (mcts --answers): each one as the answer is
+    for a, verified in several or []:  # several answers (mcts --answers): each one as the answer is
         if a not in accepted:
             fail(f"listed {a[:80]!r}, which search never accepted")
         if verified != inner.report_answer(puzzle, a).verified:

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from solver.budget import Usage
 from solver.evaluators import EVALUATORS as EVALUATORS_BUILT_IN
 from solver.evaluators import make_evaluator
-from solver.expansion import Expansion
 from solver.generators import GENERATORS as GENERATORS_BUILT_IN
 from solver.generators import make_generator
 from solver.lm.base import Completion, GenParams, LMError
@@ -102,8 +101,9 @@ async def run_case_async(task: Any, case: Case, *, model: bool = True, render: R
     trace = trace or Trace()
     s = case.settings
     search = get_search(s.method)  # the registered search, as ``tot solve --method`` runs it
-    ev = ev if search.uses_evaluator(s.evaluator) else None  # as solver.run.solve: long ranks with the oracle only
-    result = await search(Expansion(proxy, case.puzzle, gen, ev, client, trace, usage), s)
+    run = search.open(proxy, case.puzzle, gen, ev, client, trace, usage)  # as solver.run.solve
+    ev = run.evaluator
+    result = await search(run, s)
     late = 0
     if scripted is not None:
         before = len(scripted.requests) + len(scripted.score_requests)
