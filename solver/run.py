@@ -183,7 +183,7 @@ async def solve(task: Any, puzzle: str, s: Settings, client: LMClient | None,
     usage = usage_for(s, client)
     gen, ev = make_parts(task, s)
     trace = trace or Trace()
-    run = search.open(task, puzzle, gen, ev, client, trace, usage, o.gate)  # checks the task, parts and model first
+    run = search.open(task, puzzle, gen, ev, client, trace, usage, o.gate, named=o.evaluator)  # checked first
     if client is not None:
         await settle_adapter(client.backend)  # --adapter auto through a server: before the first prompt
     decodes = bool(getattr(gen, "grammar", False)) and find(task, ThoughtGrammar) is not None

@@ -92,9 +92,10 @@ class Search:
 
     def open(self, task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator | None,
              client: LMClient | None = None, trace: Trace | None = None, usage: Usage | None = None,
-             gate: bool = True) -> Run[S]:
-        """A run for this search (``open_run``), given ``evaluator`` only where it scores with it."""
-        scores = evaluator is not None and self.uses_evaluator(evaluator.name)
+             gate: bool = True, *, named: str | None = None) -> Run[S]:
+        """A run for this search (``open_run``), given ``evaluator`` only where it scores with it
+        (by the name the settings give it, ``named``, else its own)."""
+        scores = evaluator is not None and self.uses_evaluator(evaluator.name if named is None else named)
         return open_run(task, puzzle, generator, evaluator if scores else None, client, trace, usage, gate)
 
     async def __call__(self, run: Run[Any], settings: SearchSettings) -> SearchResult[Any]:

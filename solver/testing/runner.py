@@ -101,7 +101,7 @@ async def run_case_async(task: Any, case: Case, *, model: bool = True, render: R
     trace = trace or Trace()
     s = case.settings
     search = get_search(s.method)  # the registered search, as ``tot solve --method`` runs it
-    run = search.open(proxy, case.puzzle, gen, ev, client, trace, usage)  # as solver.run.solve
+    run = search.open(proxy, case.puzzle, gen, ev, client, trace, usage, named=s.evaluator)  # as solver.run.solve
     ev = run.evaluator
     result = await search(run, s)
     late = 0
