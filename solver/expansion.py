@@ -33,7 +33,7 @@ from verifiers.report import AnswerReport, as_invalid
 from verifiers.verdict import Invalid
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["Run", "SearchExtra", "SearchResult", "open_run", "rule_failure", "run_usage"]
+__all__ = ["Run", "SearchExtra", "SearchOrder", "SearchResult", "open_run", "rule_failure", "run_usage"]
 
 
 class SearchExtra(Protocol):
@@ -144,9 +144,6 @@ def open_run(task: Task[S], puzzle: str, generator: Generator, evaluator: Evalua
     usage = usage if usage is not None else run_usage(client)
     model = None if client is None else client.session(usage, trace_sink(trace))
     return Run(task, puzzle, GatedStep(task, generator, evaluator, trace, usage, model, gate))
-
-
-SearchOrder = Callable[["Run[S]", SearchSettings], Awaitable[SearchResult[S]]]
 
 
 class Run(Generic[S]):
@@ -393,3 +390,7 @@ class Run(Generic[S]):
                            "; ".join(limits) if limits else None, extra)
         self.trace.emit("end", **res.summary())
         return res
+
+
+SearchOrder = Callable[[Run[S], SearchSettings], Awaitable[SearchResult[S]]]
+"""A search: ``(run, settings) -> result`` (a built-in search's instance, or a function)."""

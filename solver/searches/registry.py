@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
-from typing import Any, Awaitable, Callable, Hashable, Mapping, TypeVar
+from typing import Any, Callable, Hashable, Mapping, TypeVar
 
 from solver.budget import Usage
 from solver.evaluators import Evaluator
-from solver.expansion import Run, SearchResult, open_run
+from solver.expansion import Run, SearchOrder, SearchResult, open_run
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.search_options import OptionSpec, OptionValue, build_options, option_specs, options_of
@@ -51,7 +51,7 @@ __all__ = ["COMMON_OPTIONS", "ENTRY_POINTS", "SEARCHES", "Search", "SearchFn", "
 
 ENTRY_POINTS = "tot.searches"
 
-SearchFn = Callable[[Run[Any], SearchSettings], Awaitable[SearchResult[Any]]]
+SearchFn = SearchOrder[Any]
 """A search order: ``(run, settings) -> result``; ``settings.own(ItsOptions)`` gives its options."""
 
 
