@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-ADAPTER = str(ROOT / "solver" / "lm" / "adapters" / "game24.gguf")
+ADAPTER = str(ROOT / "tasks" / "game24" / "adapters" / "game24.gguf")
 KEEP = ("id", "answer", "verified", "expanded", "proposed", "calls", "failed_calls", "score_calls",
         "failed_scores", "tokens", "seconds")
 
