@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -134,7 +135,7 @@ def run_tot(argv: list[str]) -> dict[str, Any]:
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
             return {"command": "tot " + " ".join(argv), "error": f"exit {done.returncode}: {tail}"}
         got = json.loads(stats.read_text())
-    answers = [line for line in done.stdout.splitlines() if line.startswith("answer:")]
+    answers = [line for line in done.stdout.splitlines() if re.match(r"(\[[^\]]*\] )?answer:", line)]
     rate = got["tokens"] / got["seconds"] if got["seconds"] else 0.0
     out = {"command": "tot " + " ".join(repr(a) if " " in a else a for a in argv),
            "wall_s": round(wall, 2), "scoring_calls": got["calls"], "scoring_passes": got["passes"],

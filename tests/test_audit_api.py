@@ -103,15 +103,15 @@ def test_a_trace_object_or_its_events_give_the_same_figures(game24_trace: Path) 
 
 # ---- a user's task, a hand-built trace, an expectation computed here --------------------------------
 
-class Countdown:
+class TakeAway:
     """Reach exactly 0 from the puzzle's number by subtracting 2, 3 or 5 (a user's task)."""
 
-    name = "countdown"
+    name = "takeaway"
 
     @staticmethod
     @cache
     def _reach(n: int) -> bool:
-        return n == 0 or (n > 0 and any(Countdown._reach(n - k) for k in (2, 3, 5)))
+        return n == 0 or (n > 0 and any(TakeAway._reach(n - k) for k in (2, 3, 5)))
 
     def oracle(self, state: int) -> bool:
         return self._reach(state)
@@ -140,7 +140,7 @@ DFS_NODES = [(1, 0, 1, 5, 0.3, "pruned"), (2, 0, 1, 4, 0.8, "kept"), (3, 0, 1, 2
 
 def _events(method: str, puzzle: int, nodes: list[Node]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [
-        {"event": "start", "task": "countdown", "puzzle": str(puzzle), "method": method, "generator": "mine",
+        {"event": "start", "task": "takeaway", "puzzle": str(puzzle), "method": method, "generator": "mine",
          "evaluator": "mine"},
         {"event": "search", "method": method, "breadth": 1},
         {"event": "root", "node": 0, "state": str(puzzle)},
@@ -224,27 +224,27 @@ def _check(g: GroupAudit, nodes: list[Node]) -> None:
 
 
 def test_a_users_task_and_a_hand_built_trace(tmp_path: Path) -> None:
-    assert [solvable(n) for n in range(12)] == [Countdown().oracle(n) for n in range(12)]
+    assert [solvable(n) for n in range(12)] == [TakeAway().oracle(n) for n in range(12)]
     events = _events("tot-bfs", 6, BFS_NODES) + _events("tot-dfs", 7, DFS_NODES)
-    path = tmp_path / "countdown.jsonl"
+    path = tmp_path / "takeaway.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    result = audit_trace(Countdown(), path)
+    result = audit_trace(TakeAway(), path)
     assert isinstance(result, TraceAudit)
     bfs, dfs = result.groups
     assert (bfs.method, dfs.method) == ("tot-bfs", "tot-dfs")
     _check(bfs, BFS_NODES)
     _check(dfs, DFS_NODES)
-    wrong_audit = audit_trace(Countdown(), _events("tot-bfs", 6, BFS_WRONG))
+    wrong_audit = audit_trace(TakeAway(), _events("tot-bfs", 6, BFS_WRONG))
     [wrong] = wrong_audit.groups
     _check(wrong, BFS_WRONG)
     assert (wrong.overall.false_prune_beam_avoidable.k, wrong.overall.false_prune_beam.k) == (1, 2)
     assert "avoidable [95% CI]" in wrong_audit.text()
-    assert "avoidable" not in audit_trace(Countdown(), _events("tot-dfs", 7, DFS_NODES)).text()  # no beam there
+    assert "avoidable" not in audit_trace(TakeAway(), _events("tot-dfs", 7, DFS_NODES)).text()  # no beam there
     # the hand-computed figures, spelled out once
     assert (bfs.overall.false_prune.k, bfs.overall.false_prune.n) == (1, 2)
     assert (dfs.by_depth[1].false_prune_pruned.k, dfs.by_depth[1].cut_other_solvable.k) == (1, 1)
     assert (dfs.by_depth[2].true_prune.k, dfs.by_depth[2].true_prune.n) == (1, 1)
-    assert audit_trace(Countdown(), events) == audit_trace(Countdown(), path, source="trace")
+    assert audit_trace(TakeAway(), events) == audit_trace(TakeAway(), path, source="trace")
     assert "false-prune" in result.text() and "| depth |" in result.text(markdown=True)
 
 
@@ -252,7 +252,7 @@ def test_a_users_task_and_a_hand_built_trace(tmp_path: Path) -> None:
 
 def test_what_the_call_refuses_is_said_in_one_line(tmp_path: Path, game24_trace: Path) -> None:
     class NoRestore:
-        name = "countdown"
+        name = "takeaway"
 
         def oracle(self, state: int) -> bool:
             return True
@@ -260,14 +260,14 @@ def test_what_the_call_refuses_is_said_in_one_line(tmp_path: Path, game24_trace:
     with pytest.raises(ValueError, match=r"^the false-prune audit needs a task with states restorable from a trace "
                        r"\(Restorable: restore\(puzzle, description\)\); NoRestore has none$"):
         audit_trace(NoRestore(), game24_trace)
-    with pytest.raises(ValueError, match="holds runs of task 'game24'; the task given is 'countdown'"):
-        audit_trace(Countdown(), game24_trace)
+    with pytest.raises(ValueError, match="holds runs of task 'game24'; the task given is 'takeaway'"):
+        audit_trace(TakeAway(), game24_trace)
     with pytest.raises(ValueError, match="holds no search"):
-        audit_trace(Countdown(), [{"event": "start", "task": "countdown", "puzzle": "6"}])
+        audit_trace(TakeAway(), [{"event": "start", "task": "takeaway", "puzzle": "6"}])
     with pytest.raises(ValueError, match="event 1 has 'node' that is not a whole number"):
-        audit_trace(Countdown(), [{"event": "root", "node": "0", "state": "6"}])
+        audit_trace(TakeAway(), [{"event": "root", "node": "0", "state": "6"}])
     with pytest.raises(ValueError, match="trace file not found"):
-        audit_trace(Countdown(), tmp_path / "missing.jsonl")
+        audit_trace(TakeAway(), tmp_path / "missing.jsonl")
     latin = tmp_path / "latin.jsonl"
     assert main(["solve", "sudoku", "--size", "4", "--seed", "1", "--latin", "--generator", "enumerate",
                  "--evaluator", "oracle", "--trace", str(latin)]) == 0
@@ -325,18 +325,18 @@ def test_searches_called_directly_are_audited_like_runs_of_solve(tmp_path: Path)
         assert (x.k, x.n) == (y.k, y.n), key
     assert ga.puzzles_solvable == gb.puzzles_solvable == 2  # 1 1 1 1 has no solution
     with pytest.raises(ValueError, match="'game24'"):
-        audit_trace(Countdown(), tmp_path / "direct.jsonl")  # the direct runs name their task
+        audit_trace(TakeAway(), tmp_path / "direct.jsonl")  # the direct runs name their task
 
 
 def test_tot_audit_exits_1_when_nothing_could_be_audited(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # The user's task is no installed plugin, so the command cannot judge its runs (the API can).
-    path = tmp_path / "countdown.jsonl"
+    # The user's task (takeaway) is no installed plugin, so the command cannot judge its runs (the API can).
+    path = tmp_path / "takeaway.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in _events("tot-bfs", 6, BFS_NODES)))
     assert main(["audit", str(path)]) == 1
     captured = capsys.readouterr()
-    assert "not auditable: no installed task named 'countdown'" in captured.out
+    assert "not auditable: no installed task named 'takeaway'" in captured.out
     assert captured.err == "tot: no run in these files could be audited (each group above says why)\n"
-    assert audit_trace(Countdown(), path).groups[0].runs == 1
+    assert audit_trace(TakeAway(), path).groups[0].runs == 1
 
 
 def test_a_perfect_judge_on_the_papers_beam_loses_solvable_states_but_none_avoidably(tmp_path: Path) -> None:

@@ -266,8 +266,11 @@ def _solve(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any
 
 @needs_server
 def test_the_default_through_llama_server_with_the_adapter_is_the_embedded_models_search(
-        server: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+        server: dict[str, Any], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     path = str(SHIPPED_ADAPTER)
+    # The server scores one request at a time; so does the embedded model with TOT_SCORE_BATCH=1 (by
+    # default it scores the requests made together in one pass, whose arithmetic moves a score).
+    monkeypatch.setenv("TOT_SCORE_BATCH", "1")
     embedded = _solve(["solve", "game24", "1 2 4 7"], capsys)  # the defaults: the shipped adapter (auto)
     same = ("answer", "expanded", "proposed", "calls", "adapter")
     for flag in ([], ["--adapter", path]):  # auto takes the server's; a path asks for it

@@ -126,3 +126,25 @@ def test_a_pass_is_cut_where_the_next_item_would_not_fit():
     assert plan_passes([(a, 3), (b, 3), (c, 3)], window=8, max_sequences=8) == [[0, 1, 2]]
     assert plan_passes([(a, 3), (b, 3), (c, 3)], window=8, max_sequences=3) == [[0, 1], [2]]
     assert plan_passes([(a, 3), (a, 4)], window=4, max_sequences=2) == [[0, 1]]  # the same cells, one sequence
+
+
+def test_the_client_lets_in_as_many_scoring_requests_as_a_pass_takes(monkeypatch):
+    """The embedded backend takes up to SCORE_BATCH requests at once (the client's slots), or
+    TOT_SCORE_BATCH of them; 1 scores each request alone. A bad value is one line."""
+    import pytest
+
+    from solver.lm.base import LMError
+    from solver.lm.client import LMClient
+    from solver.lm.local import SCORE_BATCH, LocalBackend, model_path
+
+    def slots():
+        backend = LocalBackend(model_path(), check=False)  # the model is loaded on first use only
+        return backend.batch_slots, LMClient(backend, None, "off")._sem._value
+
+    monkeypatch.delenv("TOT_SCORE_BATCH", raising=False)
+    assert slots() == (SCORE_BATCH, SCORE_BATCH) and SCORE_BATCH > 1
+    monkeypatch.setenv("TOT_SCORE_BATCH", "1")
+    assert slots() == (1, 1)
+    monkeypatch.setenv("TOT_SCORE_BATCH", "0")
+    with pytest.raises(LMError, match="^TOT_SCORE_BATCH must be a whole number from 1 to 999, not '0'$"):
+        slots()

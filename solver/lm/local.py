@@ -313,6 +313,9 @@ class LocalBackend:
         cap = context_setting(context)
         self.n_ctx = n_ctx or (min(cap, self.trained_context) if self.trained_context else min(cap, 2048))
         self.threads = threads or _env_threads() or max(1, os.cpu_count() or 1)
+        # TOT_SCORE_BATCH: scoring requests made together scored in one pass at most (1: each alone,
+        # the arithmetic of a single request, as a server that takes one at a time computes it)
+        self.batch_slots = _env_whole("TOT_SCORE_BATCH", 1, 3, "a whole number from 1 to 999") or SCORE_BATCH
         self._gen: Any = None
         self._scorer: Any = None
         self._lock = threading.RLock()  # generation may score its own samples
