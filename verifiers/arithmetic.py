@@ -22,7 +22,7 @@ from verifiers.verdict import Invalid
 __all__ = ["FORM_CHECK", "MAX_ANSWER_CHARS", "MAX_NUMBER_CHARS", "MAX_PAREN_DEPTH", "MAX_PUZZLE_NUMBER", "Expression",
            "Operation", "Policy", "RULES_24", "Step", "apply_op", "can_reach", "can_reach_exhaustive", "check_step",
            "format_number", "legal_steps", "parse_expression", "parse_number", "parse_puzzle", "parse_step",
-           "read_expression", "report_answer", "verify_answer"]
+           "read_expression", "report_answer", "unbracket", "verify_answer"]
 
 Policy = Literal["reject", "repair"]
 MAX_NUMBER_CHARS = 24
@@ -606,3 +606,17 @@ def verify_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> Inval
     """
     problem = as_invalid(report_answer(puzzle, answer, target))
     return Fraction(target) if problem is None else problem
+
+
+def unbracket(expr: str) -> str:
+    """``expr`` without the one pair of brackets around the whole of it, if it has one (a step's
+    result is written bracketed; an answer is shown without): "(1 + 2) * 3" stays as it is."""
+    inner = expr[1:-1]
+    if not expr.startswith("("):
+        return expr
+    depth = 0
+    for ch in inner:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return expr
+    return inner if depth == 0 else expr

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from solver.task import Thought
 from verifiers import countdown as cd
-from verifiers.arithmetic import Policy, format_number
+from verifiers.arithmetic import Policy, format_number, unbracket
 from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
@@ -124,7 +124,7 @@ class Countdown:
         """The expression behind the target (under ``once`` the one number left)."""
         k = state.numbers.index(Fraction(state.target)) if Fraction(state.target) in state.numbers else 0
         expr = state.exprs[k]
-        return expr[1:-1] if expr.startswith("(") and _balanced(expr[1:-1]) else expr
+        return unbracket(expr)
 
     def report_answer(self, puzzle: str, answer: str) -> AnswerReport:
         """Every exact check of ``answer`` from the puzzle text alone, under the task's rules."""
@@ -138,11 +138,3 @@ class Countdown:
     def describe(self, state: CountdownState) -> str:
         return state.text()
 
-
-def _balanced(expr: str) -> bool:
-    depth = 0
-    for ch in expr:
-        depth += (ch == "(") - (ch == ")")
-        if depth < 0:
-            return False
-    return depth == 0

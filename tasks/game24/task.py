@@ -19,7 +19,7 @@ from tasks.game24.parts import (
     TrustedSteps,
 )
 from tasks.game24.state import MAX_INPUT, TARGET, State24, apply_step, parse_puzzle, root_state
-from verifiers.arithmetic import RULES_24, Policy, check_step, report_answer
+from verifiers.arithmetic import RULES_24, Policy, check_step, report_answer, unbracket
 from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid, Verdict
 
@@ -50,7 +50,7 @@ class Game24:
 
     def answer(self, state: State24) -> str:
         expr = state.exprs[0]
-        return expr[1:-1] if expr.startswith("(") and _balanced(expr[1:-1]) else expr
+        return unbracket(expr)
 
     def report_answer(self, puzzle: str, answer: str) -> AnswerReport:
         """Every exact check of ``answer`` from the puzzle text alone."""
@@ -64,11 +64,3 @@ class Game24:
     def describe(self, state: State24) -> str:
         return state.text()
 
-
-def _balanced(expr: str) -> bool:
-    depth = 0
-    for ch in expr:
-        depth += (ch == "(") - (ch == ")")
-        if depth < 0:
-            return False
-    return depth == 0
