@@ -2,12 +2,14 @@
 tests/test_reward_answers.py checks every case, and that docs/rewards.md shows exactly this table
 (``python -m tests.reward_cases`` prints it). Puzzle of every Game-of-24 case: 4 9 10 13, whose
 answer (10 - 4) * (13 - 9) is 24 (6 * 4), unless the case names another; Sudoku: the 3x3 board
-*2*|*32|*13 under Latin-square rules (``latin=True``: rows and columns; 3x3 has no boxes)."""
+*2*|*32|*13 under Latin-square rules (``latin=True``: rows and columns; 3x3 has no boxes); Countdown:
+25 50 75 100 3 6 -> 952, each number once."""
 
 from __future__ import annotations
 
 E = "(10 - 4) * (13 - 9)"
 G, S = "4 9 10 13", "*2*|*32|*13"
+C, CE = "25 50 75 100 3 6 -> 952", "((100 + 6) * 3 * 75 - 50) / 25"
 ROWS = ["321", "132", "213"]  # the one completion of *2*|*32|*13 (Latin: rows and columns)
 
 # (task, puzzle, completion, reward, why)
@@ -36,6 +38,12 @@ CASES: list[tuple[str, str, str, float, str]] = [
     ("game24", G, f"<think>{E}</think>", 0.0, "only thinking: no answer"),
     ("game24", G, f"Answer: {E}\nAnswer: 4 * 6", 0.0, "the last marked answer counts"),
     ("game24", G, "4 * 6 = 24", 0.0, "not the puzzle's numbers"),
+    ("countdown", C, f"<answer>{CE}</answer>", 1.0, "`<answer>` tags, as TinyZero's prompts ask"),
+    ("countdown", C, f"Answer: {CE} = 952", 1.0, "the stated result is the target"),
+    ("countdown", C, f"<answer>{CE} = 953</answer>", 0.0, "a wrong stated result around a correct expression"),
+    ("countdown", C, f"Answer: {CE} + 1", 0.0, "an operation more, on a correct expression"),
+    ("countdown", C, "Answer: 100 * 9 + 50 + 2", 0.0, "numbers not in the puzzle"),
+    ("countdown", C, "Answer: 952", 0.0, "the target alone"),
     ("sudoku", S, "<answer>" + "\n".join(ROWS) + "</answer>", 1.0, "tags sharing lines with the first and last rows"),
     ("sudoku", S, "Answer: " + "|".join(ROWS), 1.0, "one line, rows split by `|`"),
     ("sudoku", S, "Answer:\n" + "\n".join(" ".join(r) for r in ROWS), 1.0, "one row a line after `Answer:`"),

@@ -353,8 +353,8 @@ def test_called_as_trl_calls_it() -> None:
 
 
 def test_exports() -> None:
-    assert set(rewards.__all__) >= {"game24", "sudoku", "crosswords", "planning", "REWARDS"}
-    assert set(REWARDS) == {"game24", "sudoku", "crosswords", "planning"}
+    assert set(rewards.__all__) >= {"game24", "countdown", "sudoku", "crosswords", "planning", "REWARDS"}
+    assert set(REWARDS) == {"game24", "countdown", "sudoku", "crosswords", "planning"}
 
 
 @pytest.mark.parametrize("fn", list(REWARDS.values()), ids=list(REWARDS))
@@ -404,7 +404,8 @@ def test_puzzles_in_the_forms_users_hold_them() -> None:
 
 # ---- hostile input -------------------------------------------------------------------------
 
-PUZZLE_OF = {"game24": "4 9 10 13", "sudoku": PUZZLES_4[0], "crosswords": json.dumps({"clues": CLUES, "board": KEY}),
+PUZZLE_OF = {"game24": "4 9 10 13", "countdown": "4 9 10 13 -> 24",
+             "sudoku": PUZZLES_4[0], "crosswords": json.dumps({"clues": CLUES, "board": KEY}),
              "planning": DOMAIN + PROBLEM}
 HOSTILE: list[object] = [
     None, 0, 24, 24.0, b"(10-4)*(13-9)", "", " ", "\x00", "\x00" * 1000, "Answer:", "Answer: \x00",

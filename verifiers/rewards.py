@@ -2,7 +2,7 @@
 
     reward(prompts=[...], completions=[...], puzzle=[...], **other_columns) -> list[float]
 
-One function per task (``game24``, ``sudoku``, ``crosswords``, ``planning``; ``REWARDS`` maps the
+One function per task (``game24``, ``countdown``, ``sudoku``, ``crosswords``, ``planning``; ``REWARDS`` maps the
 task names to them). Each completion gets 1.0 when the project's own exact answer check
 (``report_answer``, ``report_solution``, ``report_grid``, ``report_plan``) calls its answer
 verified, else 0.0; the list has one float per completion. A reward is a fact about the answer.
@@ -31,6 +31,7 @@ import json
 from functools import lru_cache
 from typing import Any, Callable
 
+from verifiers import countdown as cd
 from verifiers.answers import MAX_COMPLETION_CHARS, completion_text
 from verifiers.arithmetic import parse_puzzle, read_expression, report_answer
 from verifiers.crossword import LAYOUT_5X5, read_grid, report_grid
@@ -40,7 +41,8 @@ from verifiers.pddl_text import split_puzzle
 from verifiers.planning import read_plan, report_plan
 from verifiers.sudoku import Board, read_board_answer, read_givens, report_solution
 
-__all__ = ["MAX_COMPLETION_CHARS", "REWARDS", "RewardConfigError", "crosswords", "game24", "planning", "sudoku"]
+__all__ = ["MAX_COMPLETION_CHARS", "REWARDS", "RewardConfigError", "countdown", "crosswords", "game24", "planning",
+           "sudoku"]
 
 MAX_PUZZLE_CHARS = 100_000  # game24, sudoku, crosswords (planning: PDDL's own limit, twice)
 
@@ -154,6 +156,70 @@ def game24(prompts: object = None, completions: object = None, **kwargs: Any) ->
     def check(i: int, text: str) -> bool:
         expr = read_expression(text)
         return expr is not None and report_answer(puzzles[i], expr).verified
+
+    return _score(items, check)
+
+
+# ---- Countdown -----------------------------------------------------------------------------
+
+def _countdown_numbers(entry: object) -> tuple[int, ...]:
+    """Countdown numbers as users hold them: "25 50 75 100 3 6" or a list of whole numbers."""
+    if isinstance(entry, (list, tuple)):
+        if len(entry) > cd.MAX_NUMBERS or not all(type(x) is int for x in entry):
+            raise TypeError(f"a list of numbers is 1 to {cd.MAX_NUMBERS} whole numbers")
+        entry = " ".join(str(x) for x in entry)
+    return cd.parse_numbers(_text_entry(entry, 200))
+
+
+def _countdown_puzzle(entry: object) -> tuple[tuple[int, ...], int]:
+    """A puzzle as ``tot solve countdown`` takes it: "25 50 75 100 3 6 -> 952"."""
+    numbers, arrow, target = _text_entry(entry, 200).partition("->")
+    if not arrow:
+        raise ValueError('a Countdown puzzle is its numbers and its target, e.g. "25 50 75 100 3 6 -> 952"')
+    return _countdown_numbers(numbers), cd.parse_target(target)
+
+
+def _countdown_target(entry: object) -> int:
+    if type(entry) is not int and not isinstance(entry, str):
+        raise TypeError(f"a target is a whole number, got {type(entry).__name__}")
+    return cd.parse_target(entry)
+
+
+def _countdown_rules(entry: object) -> cd.Rules:
+    if entry not in cd.RULES:
+        raise ValueError(f"rules are {' or '.join(cd.RULES)}, got {_short(entry)}")
+    return entry  # type: ignore[return-value]
+
+
+def countdown(prompts: object = None, completions: object = None, **kwargs: Any) -> Rewards:
+    """Countdown: 1.0 when the answer is an arithmetic expression, with + - * / and brackets only,
+    that equals the target exactly and uses each of the numbers exactly once (under television
+    rules: each at most once, every intermediate result a positive whole number)
+    (``verifiers.countdown.report_answer`` verified it), else 0.0.
+
+    Columns: ``puzzle`` ("25 50 75 100 3 6 -> 952", as ``tot solve countdown`` takes it), or
+    ``numbers`` (TinyZero's ``nums``: a list of whole numbers or their text) with ``target``, read
+    where there is no ``puzzle`` column;
+    optional ``rules`` (``once``, the default, or ``television``), one per completion. Answer: as
+    ``game24`` reads it (``verifiers.arithmetic.read_expression``); a stated result (``= 952``)
+    must be the target.
+    """
+    items = _completions("countdown", completions)
+    n = len(items)
+    if "puzzle" in kwargs or "target" not in kwargs or not ({"numbers", "nums"} & set(kwargs)):
+        puzzles = _rows("countdown", "puzzle", _column("countdown", kwargs, "puzzle", n), _countdown_puzzle)
+    else:
+        name = "numbers" if "numbers" in kwargs else "nums"
+        numbers = _rows("countdown", name, _column("countdown", kwargs, name, n), _countdown_numbers)
+        targets = _rows("countdown", "target", _column("countdown", kwargs, "target", n), _countdown_target)
+        puzzles = list(zip(numbers, targets, strict=True))
+    rules: list[cd.Rules] = _rows("countdown", "rules", _column("countdown", kwargs, "rules", n), _countdown_rules) \
+        if "rules" in kwargs else ["once"] * n
+
+    def check(i: int, text: str) -> bool:
+        expr = read_expression(text)
+        nums, target = puzzles[i]
+        return expr is not None and cd.report_answer(nums, expr, target, rules[i]).verified
 
     return _score(items, check)
 
@@ -325,5 +391,5 @@ def planning(prompts: object = None, completions: object = None, **kwargs: Any) 
     return _score(items, check)
 
 
-REWARDS: dict[str, Callable[..., Rewards]] = {"game24": game24, "sudoku": sudoku, "crosswords": crosswords,
-                                              "planning": planning}
+REWARDS: dict[str, Callable[..., Rewards]] = {"game24": game24, "countdown": countdown, "sudoku": sudoku,
+                                              "crosswords": crosswords, "planning": planning}
