@@ -6,48 +6,18 @@ is the task's option (``Countdown(rules=...)``), recorded in traces."""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Sequence
 
 from solver.task import Thought
+from tasks.countdown.parts import LegalStepGrammar, RestoreNumbers, SearchPrompts, ShortPrompts
+from tasks.countdown.state import CountdownState, parse_puzzle, puzzle_text, wrap
 from verifiers import countdown as cd
-from verifiers.arithmetic import Policy, format_number, unbracket
+from verifiers.arithmetic import Policy, unbracket
 from verifiers.report import AnswerReport, Check
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 __all__ = ["Countdown", "CountdownState", "parse_puzzle", "puzzle_text"]
-
-
-def parse_puzzle(text: str) -> tuple[tuple[int, ...], int]:
-    """``"25 50 75 100 3 6 -> 952"``: (numbers, target); ValueError with a one-line reason."""
-    if not isinstance(text, str) or "->" not in text:
-        raise ValueError('a Countdown puzzle is its numbers and its target, e.g. "25 50 75 100 3 6 -> 952"')
-    numbers, _, target = text.partition("->")
-    return cd.parse_numbers(numbers), cd.parse_target(target)
-
-
-def puzzle_text(numbers: Sequence[int], target: int) -> str:
-    return f"{' '.join(str(n) for n in numbers)} -> {target}"
-
-
-@dataclass(frozen=True, slots=True)
-class CountdownState:
-    """The numbers left, sorted, and the target. ``exprs`` (one expression of the puzzle's numbers
-    per entry) and ``steps`` are history, not identity."""
-
-    numbers: tuple[Fraction, ...]
-    target: int
-    exprs: tuple[str, ...] = field(compare=False)
-    steps: tuple[str, ...] = field(default=(), compare=False)
-
-    def text(self) -> str:
-        return " ".join(format_number(n) for n in self.numbers)
-
-
-def _wrap(expr: str) -> str:
-    return expr if re.fullmatch(r"[0-9]+", expr) else f"({expr})"
 
 
 class LegalSteps:
@@ -97,7 +67,8 @@ class Countdown:
             raise ValueError(f"unknown Countdown rules {rules!r}: choose one of {', '.join(cd.RULES)}")
         self.rules: cd.Rules = rules
         self.policy: Policy = policy
-        self.parts = (LegalSteps(rules), Oracle(rules), Options(rules, policy))
+        self.parts = (LegalSteps(rules), Oracle(rules), Options(rules, policy), SearchPrompts(rules), ShortPrompts(),
+                      LegalStepGrammar(rules), RestoreNumbers())
 
     def root(self, puzzle: str) -> CountdownState:
         numbers, target = parse_puzzle(puzzle)
@@ -110,7 +81,7 @@ class Countdown:
         step = cd.check_step(state.numbers, thought.text, self.rules, self.policy)
         if isinstance(step, Invalid):
             return step
-        expr = f"{_wrap(state.exprs[step.i])} {step.op} {_wrap(state.exprs[step.j])}"
+        expr = f"{wrap(state.exprs[step.i])} {step.op} {wrap(state.exprs[step.j])}"
         items = [(n, e) for k, (n, e) in enumerate(zip(state.numbers, state.exprs, strict=True))
                  if k not in (step.i, step.j)]
         items.append((step.result, expr))
