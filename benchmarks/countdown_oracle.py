@@ -6,6 +6,7 @@ seed 0), each from cold caches unless ``--warm``, under each rule variant; print
     python benchmarks/countdown_oracle.py                      # 1,000 puzzles, both rule variants
     python benchmarks/countdown_oracle.py --puzzles 200 --size 7
     python benchmarks/countdown_oracle.py --witness            # time solve() (a witness) instead
+    python benchmarks/countdown_oracle.py --set test --rows 1-100 --rules once   # a shipped set's rows
 """
 
 from __future__ import annotations
@@ -34,16 +35,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rules", choices=[*cd.RULES, "both"], default="both")
     ap.add_argument("--warm", action="store_true", help="keep the memo between puzzles (default: cold each)")
     ap.add_argument("--witness", action="store_true", help="time solve() (a witness) instead of solvable()")
+    ap.add_argument("--set", dest="puzzle_set", default=None, help="a shipped set (train, val, test) instead")
+    ap.add_argument("--rows", default=None, help="rows of --set, e.g. 1-100 (default all)")
     args = ap.parse_args(argv)
     lo, hi = (int(x) for x in args.targets.split("-"))
     kw: dict[str, object] = {"size": args.size, "targets": (lo, hi)}
     if args.number_range:
         a, b = (int(x) for x in args.number_range.split("-"))
         kw.update(pool=None, number_range=(a, b))
-    puzzles = cd.generate(args.puzzles, args.seed, **kw)  # type: ignore[arg-type]
-    source = f"numbers {args.number_range}" if args.number_range else "the television pool"
-    print(f"{len(puzzles)} puzzles of {args.size} numbers from {source}, targets {lo}-{hi}, seed {args.seed}; "
-          f"{'warm memo' if args.warm else 'cold caches for each puzzle'}; timing "
+    if args.puzzle_set:
+        from tasks.countdown.data import load_split
+        from tasks.countdown.task import parse_puzzle
+
+        puzzles = [cd.Puzzle(*parse_puzzle(p)) for _, p in load_split(args.puzzle_set, args.rows)]
+        head = f"{len(puzzles)} puzzles, rows {args.rows or 'all'} of the shipped {args.puzzle_set} set"
+    else:
+        puzzles = cd.generate(args.puzzles, args.seed, **kw)  # type: ignore[arg-type]
+        source = f"numbers {args.number_range}" if args.number_range else "the television pool"
+        head = f"{len(puzzles)} puzzles of {args.size} numbers from {source}, targets {lo}-{hi}, seed {args.seed}"
+    print(f"{head}; {'warm memo' if args.warm else 'cold caches for each puzzle'}; timing "
           f"{'solve() (witness)' if args.witness else 'solvable()'}; Python {sys.version.split()[0]}")
     rules_list = list(cd.RULES) if args.rules == "both" else [args.rules]
     for rules in rules_list:

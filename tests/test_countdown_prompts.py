@@ -1,6 +1,7 @@
 """The Countdown task's model-facing parts: every step in the few-shot prompts is one the gate
 accepts under both rules and lists the numbers left as they are, every judgement in the value
-prompt agrees with the brute force of tests/test_countdown_exact.py, the step grammar derives
+prompt agrees with the brute force of tests/test_countdown_exact.py, every baseline example's answer
+passes its reference reader (and every refine attempt fails it), the step grammar derives
 exactly the legal steps (each read by the gate; every legal step there), proposals parse as
 written, and restore gives back the state a trace describes."""
 
@@ -15,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from solver.baseline_capabilities import BaselinePrompts, ChainSteps
 from solver.task import Thought
 from solver.task_capabilities import (
     ChoicePrompt,
@@ -28,7 +30,7 @@ from solver.task_capabilities import (
 )
 from tasks.countdown import Countdown, prompts
 from tests.profiles import examples
-from tests.test_countdown_exact import brute_once, brute_television
+from tests.test_countdown_exact import brute_once, brute_television, reference_ok
 from verifiers.verdict import Invalid
 
 RULES = ("once", "television")
@@ -176,3 +178,59 @@ def test_restore_gives_back_the_state_a_trace_describes(rules: str) -> None:
         assert restored == verdict.state and restored.target == 11
     with pytest.raises(ValueError):
         require(task, Restorable, "test").restore(puzzle, "1 2 3 4 5 6 7 8")
+
+
+def _answers(template: str) -> list[tuple[tuple[int, ...], int, list[str], str]]:
+    """(numbers, target, step lines, answer) of each worked example of a baseline prompt."""
+    out = []
+    for block in template.split("\n\nNumbers: ")[1:]:
+        if "{" in block:
+            continue
+        lines = block.splitlines()
+        numbers = tuple(int(x) for x in lines[0].split())
+        target = int(lines[1].split(": ")[1])
+        steps = [ln for ln in lines[2:] if "(left:" in ln]
+        answer = next(ln for ln in lines if ln.startswith("Answer: ")).removeprefix("Answer: ")
+        out.append((numbers, target, steps, answer))
+    return out
+
+
+@pytest.mark.parametrize("template", [prompts.IO_FEWSHOT, prompts.COT_FEWSHOT, prompts.REFINE_FEWSHOT],
+                         ids=["io", "cot", "refine"])
+def test_every_baseline_example_answer_is_right_by_the_reference_reader(template: str) -> None:
+    examples_ = _answers(template)
+    assert len(examples_) >= 2
+    for numbers, target, steps, answer in examples_:
+        for rules in RULES:
+            assert reference_ok(numbers, answer, target, rules), (answer, rules)
+        left = list(numbers)
+        for line in steps:  # each step by hand, as in the search prompts
+            m = _STEP.match(line)
+            assert m, line
+            a, op, b, c = int(m[1]), m[2], int(m[3]), int(m[4])
+            assert _OPS[op](a, b) == c, line
+            rest = Counter(left)
+            rest.subtract([a, b])
+            left = sorted((+rest + Counter([c])).elements())
+            assert left == [int(x) for x in m[5].split()], line
+        if steps:
+            assert left == [target]
+    if template is prompts.REFINE_FEWSHOT:  # every attempt shown is wrong
+        attempts = re.findall(r"Numbers: ([\d ]+)\nTarget: (\d+)\nAttempt: (.*)", template)
+        assert len(attempts) == 2
+        for nums, target, attempt in attempts:
+            numbers = tuple(int(x) for x in nums.split())
+            assert not reference_ok(numbers, attempt, int(target), "once")
+
+
+def test_the_baselines_read_answers_as_the_reward_does() -> None:
+    task = Countdown()
+    part = require(task, BaselinePrompts, "test")
+    puzzle = "25 50 75 100 3 6 -> 952"
+    e = "((100 + 6) * 3 * 75 - 50) / 25"
+    assert part.parse_answer(puzzle, f"Answer: {e} = 952") == e
+    assert part.parse_answer(puzzle, f"Answer: {e} = 953") == f"{e} = 953"  # kept: the check refuses it
+    assert part.parse_answer(puzzle, "no answer here") is None
+    assert part.io_prompt(puzzle, False).endswith("Numbers: 25 50 75 100 3 6\nTarget: 952\nAnswer:")
+    steps = require(task, ChainSteps, "test").chain_thoughts(puzzle, "3 + 6 = 9 (left: 9 25 50 75 100)\nAnswer: 9")
+    assert [t.text for t in steps] == ["3 + 6 = 9 (left: 9 25 50 75 100)"]

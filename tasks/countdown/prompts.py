@@ -123,3 +123,73 @@ CHAT_PREFIX = ("You are playing Countdown: reach the target with + - * /, {rules
 
 TRAIN_VALUE = "Numbers: {numbers}\nTarget: {target}\nCan they reach it? Answer:"
 TRAIN_STEP = "Numbers: {numbers}\nTarget: {target}\nNext step:\n"
+
+# ---- baselines (IO, CoT, refinement); every example is checked by tests/test_countdown_prompts.py
+
+IO_FEWSHOT = """Reach the target with + - * / and brackets, {rules}.
+
+Numbers: 2 5 10 25
+Target: 120
+Answer: 5 * 25 - 10 / 2 = 120
+
+Numbers: 3 50 75
+Target: 225
+Answer: 3 * 50 + 75 = 225
+
+Numbers: 25 50 75 100 3 6
+Target: 952
+Answer: ((100 + 6) * 3 * 75 - 50) / 25 = 952
+
+Numbers: {numbers}
+Target: {target}
+Answer:"""
+
+COT_FEWSHOT = """Reach the target with + - * / and brackets, {rules}. Combine two numbers per step, list the
+numbers left, then write the answer.
+
+Numbers: 2 5 10 25
+Target: 120
+Steps:
+5 * 25 = 125 (left: 2 10 125)
+10 / 2 = 5 (left: 5 125)
+125 - 5 = 120 (left: 120)
+Answer: 5 * 25 - 10 / 2 = 120
+
+Numbers: 3 50 75
+Target: 225
+Steps:
+3 * 50 = 150 (left: 75 150)
+75 + 150 = 225 (left: 225)
+Answer: 3 * 50 + 75 = 225
+
+Numbers: {numbers}
+Target: {target}
+Steps:
+"""
+
+REFINE_FEWSHOT = """Reach the target with + - * / and brackets, {rules}.
+A checker reads each attempt; write a corrected answer.
+
+Numbers: 2 5 10 25
+Target: 120
+Attempt: 5 * 25 - 5 = 120
+Checker: uses numbers [5 25 5] but the puzzle has [2 5 10 25]
+Answer: 5 * 25 - 10 / 2 = 120
+
+Numbers: 3 50 75
+Target: 225
+Attempt: 3 * 75 = 225
+Checker: uses numbers [3 75] but the puzzle has [3 50 75]
+Answer: 3 * 50 + 75 = 225
+
+Numbers: {numbers}
+Target: {target}
+Attempt: {attempt}
+Checker: {feedback}
+Answer:"""
+
+ANSWER_CHAT_PREFIX = ("You are playing Countdown: reach the target with + - * / and brackets, {rules}. "
+                      "End with one line 'Answer: <expression> = <target>'.\n\n")
+
+# Base models run on past the answer into a new example; these end a completion there.
+BASELINE_STOP = ("\nNumbers:", "\n\n")

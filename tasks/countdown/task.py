@@ -10,6 +10,7 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from solver.task import Thought
+from tasks.countdown.baselines import Baselines
 from tasks.countdown.parts import LegalStepGrammar, RestoreNumbers, SearchPrompts, ShortPrompts
 from tasks.countdown.state import CountdownState, parse_puzzle, puzzle_text, wrap
 from verifiers import countdown as cd
@@ -68,7 +69,7 @@ class Countdown:
         self.rules: cd.Rules = rules
         self.policy: Policy = policy
         self.parts = (LegalSteps(rules), Oracle(rules), Options(rules, policy), SearchPrompts(rules), ShortPrompts(),
-                      LegalStepGrammar(rules), RestoreNumbers())
+                      LegalStepGrammar(rules), RestoreNumbers(), Baselines(rules))
 
     def root(self, puzzle: str) -> CountdownState:
         numbers, target = parse_puzzle(puzzle)
