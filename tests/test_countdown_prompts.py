@@ -7,6 +7,7 @@ written, and restore gives back the state a trace describes."""
 
 from __future__ import annotations
 
+import random
 import re
 from collections import Counter
 from fractions import Fraction
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.baseline_capabilities import BaselinePrompts, ChainSteps
+from solver.baseline_capabilities import AnswerGrammar, AnswerParser, BaselinePrompts, ChainSteps
 from solver.task import Thought
 from solver.task_capabilities import (
     ChoicePrompt,
@@ -29,6 +30,7 @@ from solver.task_capabilities import (
     require,
 )
 from tasks.countdown import Countdown, prompts
+from tests.gbnf_reference import Grammar, derive
 from tests.profiles import examples
 from tests.test_countdown_exact import brute_once, brute_television, reference_ok
 from verifiers.verdict import Invalid
@@ -234,3 +236,31 @@ def test_the_baselines_read_answers_as_the_reward_does() -> None:
     assert part.io_prompt(puzzle, False).endswith("Numbers: 25 50 75 100 3 6\nTarget: 952\nAnswer:")
     steps = require(task, ChainSteps, "test").chain_thoughts(puzzle, "3 + 6 = 9 (left: 9 25 50 75 100)\nAnswer: 9")
     assert [t.text for t in steps] == ["3 + 6 = 9 (left: 9 25 50 75 100)"]
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_answer_grammar_derives_answers_over_the_puzzles_numbers(rules: str) -> None:
+    task = Countdown(rules=rules)  # type: ignore[arg-type]
+    puzzle = "25 50 3 6 -> 153"
+    part, parser = require(task, AnswerGrammar, "test"), require(task, AnswerParser, "test")
+    rng = random.Random(58)
+    want = Counter([25, 50, 3, 6])
+    for cot in (False, True):
+        text = part.answer_grammar(puzzle, cot)
+        assert text is not None
+        g = Grammar(text)
+        for _ in range(20):
+            out = derive(g, rng)
+            expr = parser.parse_answer(puzzle, out)
+            assert expr is not None and out.endswith(" = 153"), out
+            used = Counter(int(n) for n in re.findall(r"\d+", expr))
+            assert used == want if rules == "once" else (not used - want and used.total() >= 2), out
+    io = Grammar(part.answer_grammar(puzzle, False) or "")
+    right = "(50 - 25) * 6 + 3 = 153"
+    assert reference_ok((25, 50, 3, 6), right, 153, rules)
+    assert io.matches(f" {right}") and io.matches(right)
+    assert not io.matches(" (50 - 25) * 6 + 3 = 154")  # another target
+    assert not io.matches(" (50 - 25) * 6 + 3 * 3 = 153")  # 3 twice
+    assert io.matches(" 50 + 25 + 6 + 3 = 153")  # the value is the check's: a superset
+    assert io.matches(" 25 * 6 + 3 = 153") == (rules == "television")  # a number left out
+    assert part.answer_grammar("1 2", False) is None

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from solver.task import Thought
 from tasks.countdown.baselines import Baselines
-from tasks.countdown.parts import LegalStepGrammar, RestoreNumbers, SearchPrompts, ShortPrompts
+from tasks.countdown.parts import AnswerGrammarPart, LegalStepGrammar, RestoreNumbers, SearchPrompts, ShortPrompts
 from tasks.countdown.state import CountdownState, parse_puzzle, puzzle_text, wrap
 from verifiers import countdown as cd
 from verifiers.arithmetic import Policy, unbracket
@@ -69,7 +69,8 @@ class Countdown:
         self.rules: cd.Rules = rules
         self.policy: Policy = policy
         self.parts = (LegalSteps(rules), Oracle(rules), Options(rules, policy), SearchPrompts(rules), ShortPrompts(),
-                      LegalStepGrammar(rules), RestoreNumbers(), Baselines(rules))
+                      LegalStepGrammar(rules), RestoreNumbers(), Baselines(rules),
+                      AnswerGrammarPart(rules))
 
     def root(self, puzzle: str) -> CountdownState:
         numbers, target = parse_puzzle(puzzle)
