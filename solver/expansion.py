@@ -13,18 +13,17 @@ order in which it asks for expansions.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Generic, Hashable, Literal, Protocol, TypeVar
+from typing import Any, Awaitable, Callable, Generic, Hashable, Literal, Protocol, Sequence, TypeVar
 
-from solver.budget import Budget, BudgetExhausted, Usage
+from solver.budget import BudgetExhausted, Usage
 from solver.evaluators import Evaluator
 from solver.generators import Generator
 from solver.lm.client import LMClient
-from solver.lm.session import NotSaved, trace_sink
+from solver.lm.session import trace_sink
 from solver.node import Node
 from solver.settings import SearchSettings
-from solver.step import GatedStep
+from solver.step import Ask, GatedStep
 from solver.task import Task
 from solver.task_capabilities import AnswerRules, LegalMoves, find
 from solver.task_capabilities import task_options as _task_options
@@ -33,7 +32,7 @@ from verifiers.report import AnswerReport, as_invalid
 from verifiers.verdict import Invalid
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["Run", "SearchExtra", "SearchOrder", "SearchResult", "open_run", "rule_failure", "run_usage"]
+__all__ = ["AskTell", "Run", "SearchExtra", "SearchOrder", "SearchResult", "open_run", "rule_failure", "run_usage"]
 
 
 class SearchExtra(Protocol):
@@ -103,28 +102,6 @@ def _check_client(client: object) -> None:
 CutReason = Literal["beam", "pruned", "depth", "children", "duplicate", "no new proposal", "unvisited"]
 """Why a search left a state (the ``cut`` event's ``why``; docs/trace-format.md)."""
 
-# The usage counts a checkpoint keeps (Run.books), and those its replay counts again exactly
-# (the rest are the model's own: tokens, cache hits), which must then agree with the saved ones.
-_COUNTS = ("calls", "backend_calls", "cache_hits", "failed_calls", "score_calls", "failed_scores", "replayed_tokens",
-           "prompt_tokens", "completion_tokens", "reasoning_tokens", "steps")
-_REPLAYED = ("calls", "failed_calls", "score_calls", "failed_scores", "steps")
-_MAX_COUNT = 2**63  # a saved count at or above this is not one a run made
-BUDGETS = ("calls", "tokens", "steps", "seconds")  # BudgetExhausted.which
-
-
-def _saved_usage(books: dict[str, Any]) -> tuple[dict[str, int], float]:
-    """The usage counts and seconds a checkpoint's ``books`` saved (ValueError in one line where
-    they are not counts a run makes: whole numbers from 0, seconds finite from 0)."""
-    usage, elapsed = books.get("usage"), books.get("elapsed")
-    if not isinstance(usage, dict) or set(usage) != set(_COUNTS) or \
-            not all(type(v) is int and 0 <= v < _MAX_COUNT for v in usage.values()):
-        raise ValueError("the checkpoint's usage is malformed (each count a whole number from 0)")
-    if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)) or \
-            not 0 <= elapsed < _MAX_COUNT:  # NaN fails this too
-        raise ValueError("the checkpoint's usage is malformed (elapsed: seconds, a finite number from 0)")
-    return dict(usage), float(elapsed)
-
-
 def run_usage(client: LMClient | None) -> Usage:
     """Fresh counters, without limits, for a run that was given no ``usage``."""
     _check_client(client)
@@ -156,11 +133,9 @@ class Run(Generic[S]):
         self.best: Node[S] | None = None
         self.found: tuple[Node[S], str] | None = None  # the answer the search holds, if a budget stops it
         self.reports: dict[str, AnswerReport] = {}
-        self._root: tuple[S, bool] | None = None  # the root state and whether it came solved (_root_state)
+        self._root: tuple[S, bool] | None = None  # the root state and whether it came solved (root_state)
         self.depth_cut = False  # the depth limit cut a state that may still have had legal steps
-        # During a checkpoint's replay (start_replay): the run's budget, its counts before, the
-        # saved counts, and the budget that stopped the saved run.
-        self._replay: tuple[Budget, dict[str, int], dict[str, int], str | None] | None = None
+        self.loaded = False  # whether the search's state came from a checkpoint (solver.searches.checkpoint)
 
     @property
     def trace(self) -> Trace:
@@ -183,6 +158,44 @@ class Run(Generic[S]):
         except BudgetExhausted as exc:
             return self.stop(exc.which)
 
+    def begin(self, search: AskTell[S], settings: SearchSettings) -> SearchResult[S] | None:
+        """Start an asking search (``solver.searches.common.AskTell``) on this run: its result
+        where the puzzle came solved (``solved_at_start``) or a budget stops it at once, else None
+        (then ``cycle`` until it gives the result)."""
+        done = self.solved_at_start(settings.method)
+        if done is not None:
+            return done
+        try:
+            search.start(self, settings)
+        except BudgetExhausted as exc:
+            return search.finish(self, exc.which)
+        return None
+
+    async def cycle(self, search: AskTell[S]) -> SearchResult[S] | None:
+        """One round of an asking search: what it asks for, performed through the gated step and
+        told to it; its result once it asks for nothing more or a budget runs out, else None.
+        Between two cycles the run can be saved (``solver.checkpoint``)."""
+        try:
+            asks = search.ask()
+            if not asks:
+                return search.finish(self, None)
+            search.tell(self, await self.step.perform(asks))
+        except BudgetExhausted as exc:
+            return search.finish(self, exc.which)
+        except (LookupError, TypeError, AttributeError, AssertionError, ValueError, ArithmeticError) as exc:
+            if not self.loaded:
+                raise
+            # A checkpoint whose content was changed with a new digest: its parts need not fit together.
+            raise ValueError(f"the checkpoint's search state does not hold together ({type(exc).__name__})") from None
+        return None
+
+    async def drive(self, search: AskTell[S]) -> SearchResult[S]:
+        """Cycle ``search`` (begun) to its result."""
+        while True:
+            result = await self.cycle(search)
+            if result is not None:
+                return result
+
     def stop(self, which: str | None) -> SearchResult[S]:
         """The result with the answer the search holds, if any (``found``), stopped by the budget
         ``which`` (None: the search ended by itself)."""
@@ -201,13 +214,13 @@ class Run(Generic[S]):
     def root(self) -> Node[S]:
         """The root node, ``solved`` when the puzzle came solved (see ``solved_at_start``), as
         its ``root`` event says (``solved: true``)."""
-        state, solved = self._root_state()
+        state, solved = self.root_state()
         node = self.step.nodes.make(state, None, solved=solved)
         self.trace.emit("root", node=node.id, state=self.task.describe(node.state),
                         **({"solved": True} if solved else {}))
         return node
 
-    def _root_state(self) -> tuple[S, bool]:
+    def root_state(self) -> tuple[S, bool]:
         """The root state, parsed once a run, and whether its answer passes the puzzle's rules."""
         if self._root is None:
             state = self.task.root(self.puzzle)
@@ -226,7 +239,7 @@ class Run(Generic[S]):
         the run is that answer, with no step (``search`` and ``root`` events, the answer re-checked
         and traced as any answer is, ``end``); else None and the search runs. Every search goes
         through here (``conduct``), a user's own included, so none calls such a puzzle unsolvable."""
-        if not self._root_state()[1]:
+        if not self.root_state()[1]:
             return None
         self.start(method)
         root = self.root()
@@ -239,68 +252,6 @@ class Run(Generic[S]):
         generator and the evaluator."""
         return {"task": self.task.name, "puzzle": self.puzzle, "options": _task_options(self.task),
                 "generator": self.generator.name, "evaluator": self.evaluator.name if self.evaluator else None}
-
-    def books(self) -> dict[str, Any]:
-        """What a checkpoint keeps of the run beside the search's steps (``solver.searches.common.
-        Steppable``), as JSON: the usage counts, the seconds spent so far and the model session's
-        memo (every answer the model gave this run, and its failed requests). The rest (node ids,
-        counters, the states held) is rebuilt by replaying the steps against that memo."""
-        return {"usage": {name: getattr(self.usage, name) for name in _COUNTS}, "elapsed": self.usage.seconds,
-                "memo": self.model.memo_state() if self.model is not None else None}
-
-    def start_replay(self, books: dict[str, Any], stopped: str | None) -> None:
-        """Before a replay of saved steps: the books checked (ValueError in one line where they are
-        malformed or the kind of client differs) and the model's saved answers taken, so that the
-        replayed steps ask the model nothing; the run's budget is lifted until ``end_replay`` (the
-        saved run's own budget stops are replayed: ``stopped``, the budget that stopped it, if
-        one did)."""
-        usage = _saved_usage(books)[0]
-        memo = books.get("memo")
-        if (memo is None) != (self.model is None):
-            raise ValueError("the checkpoint was saved with" + (" no" if memo is None else "") +
-                             " model client; resume it the same way")
-        if self.model is not None:
-            self.model.restore_memo(memo)
-        self._replay = (self.usage.budget, {name: getattr(self.usage, name) for name in _REPLAYED}, usage, stopped)
-        self.usage.budget = Budget()
-        self.step.guard = self._replay_guard
-        if self.model is not None:
-            self.model.start_replay(usage["calls"], stopped)
-
-    def _replay_guard(self) -> None:
-        """In a checkpoint's replay, a step beyond the saved run's stops where its budget stopped
-        it, and is refused (NotSaved) where nothing stopped it."""
-        assert self._replay is not None
-        _, before, usage, stopped = self._replay
-        if self.usage.steps - before["steps"] >= usage["steps"]:
-            if stopped is not None:
-                raise BudgetExhausted(stopped)
-            raise NotSaved("its steps take more search steps than the saved run took")
-
-    def end_replay(self) -> None:
-        """After a replay (or its failure): the run's budget back; no more replayed answers."""
-        if self._replay is not None:
-            self.usage.budget = self._replay[0]
-        self.step.guard = None
-        if self.model is not None:
-            self.model.end_replay()
-
-    def restore_books(self, books: dict[str, Any]) -> None:
-        """After a replay: the usage counts and the time spent as they were saved (the replay's own
-        memo hits do not count). ValueError in one line where the replay did not count what the
-        saved run counted (the steps or the memo were altered)."""
-        assert self._replay is not None, "restore_books after start_replay"
-        _, before, usage, _ = self._replay
-        elapsed = _saved_usage(books)[1]
-        for name in _REPLAYED:
-            replayed = getattr(self.usage, name) - before[name]
-            if replayed != usage[name]:
-                raise ValueError(f"the checkpoint's steps replay to {replayed} {name.replace('_', ' ')}, not the "
-                                 f"{usage[name]} it saved: it was altered")
-        for name in _COUNTS:  # in place: the model session counts on this object
-            setattr(self.usage, name, usage[name])
-        self.usage.started = time.monotonic() - elapsed
-        self._replay = None
 
     # ---- what the search decided, in the trace ---------------------------------------------------
 
@@ -394,3 +345,18 @@ class Run(Generic[S]):
 
 SearchOrder = Callable[[Run[S], SearchSettings], Awaitable[SearchResult[S]]]
 """A search: ``(run, settings) -> result`` (a built-in search's instance, or a function)."""
+
+
+class AskTell(Protocol[S]):
+    """A search that asks and is told (``solver.searches.common``): ``start`` writes its
+    ``search`` and ``root`` events and sets its state, ``ask`` names what it wants done next
+    (``solver.step.Expand``, ``Propose``, ``Score``; nothing: it is over), ``tell`` hands it the
+    outcomes, ``finish`` gives its result (``stopped``: the budget that ran out, if one did)."""
+
+    def start(self, run: Run[S], settings: SearchSettings) -> None: ...
+
+    def ask(self) -> Sequence[Ask[S]]: ...
+
+    def tell(self, run: Run[S], outcomes: list[Any]) -> None: ...
+
+    def finish(self, run: Run[S], stopped: str | None) -> SearchResult[S]: ...

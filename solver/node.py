@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Any, Generic, Hashable, TypeVar
 
@@ -39,12 +38,13 @@ class NodeFactory:
     """Hands out node ids that are unique and deterministic within one run."""
 
     def __init__(self) -> None:
-        self._next = itertools.count()
+        self.made = 0  # the next node's id (a checkpoint keeps it)
 
     def make(self, state: S, parent: Node[S] | None, thought: str = "", prior: float | None = None,
              solved: bool = False, note: str = "") -> Node[S]:
         depth = 0 if parent is None else parent.depth + 1
-        return Node(next(self._next), state, parent, depth, thought, prior, solved, note)
+        self.made += 1
+        return Node(self.made - 1, state, parent, depth, thought, prior, solved, note)
 
 
 class SeenStates(Generic[S]):
@@ -56,19 +56,19 @@ class SeenStates(Generic[S]):
     controller has been at (seen once is seen, at whatever depth)."""
 
     def __init__(self, *, any_depth: bool = False) -> None:
-        self.depth: dict[S, int] = {}
+        self.held: dict[S, Node[S]] = {}  # each state -> the shallowest node seen with it
         self.any_depth = any_depth
 
     def known(self, node: Node[S]) -> bool:
         """Whether ``node``'s state was seen at its depth or shallower (at any depth: ``any_depth``)."""
-        seen = self.depth.get(node.state)
-        return seen is not None and (self.any_depth or seen <= node.depth)
+        seen = self.held.get(node.state)
+        return seen is not None and (self.any_depth or seen.depth <= node.depth)
 
     def record(self, node: Node[S]) -> None:
         """Remember ``node``'s state at its depth (kept at the smallest depth seen)."""
-        seen = self.depth.get(node.state)
-        if seen is None or node.depth < seen:
-            self.depth[node.state] = node.depth
+        seen = self.held.get(node.state)
+        if seen is None or node.depth < seen.depth:
+            self.held[node.state] = node
 
     def fresh(self, node: Node[S]) -> bool:
         """Whether ``node``'s state is new here (or now seen shallower); it is then recorded."""

@@ -4,17 +4,23 @@
 that calls ``task.check``), lets a refused thought in only in the gate-off ablation, drops states
 seen before, scores states through the evaluator, charges the step budget and counts proposals,
 refusals and expansions, writing the trace events of each. It keeps no books of the run (the
-result, the answers, checkpoints: ``solver.expansion.Run``, which holds one).
+result, the answers, checkpoints: ``solver.expansion.Run``, which holds one). It performs what a
+search asks for (``perform``): ``Expand`` (one search step: generate, gate, deduplicate), ``Propose``
+(thoughts not gated, not charged: Long's rounds) and ``Score``; model requests asked together go
+to the model together, and expansions are gated in the order asked once all have arrived, so node
+ids and the trace do not depend on which request finished first.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Generic, Hashable, Sequence, TypeVar
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Hashable, Sequence, TypeVar, Union
 
 from solver.budget import Usage
 from solver.evaluators import Evaluator
 from solver.generators import Generator
-from solver.lm.session import Session
+from solver.lm.session import Session, gather_all
 from solver.node import Node, NodeFactory, SeenStates
 from solver.task import Task, Thought
 from solver.task_capabilities import LimitedMoves, MissingCapability, Unchecked, find, missing_message, require_parts
@@ -22,15 +28,61 @@ from solver.trace import Trace
 from verifiers.verdict import Invalid, Solved, Valid, Verdict
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["GatedStep"]
+__all__ = ["Ask", "Expand", "GatedStep", "Propose", "Score"]
+
+
+@dataclass(frozen=True, slots=True)
+class Expand(Generic[S]):
+    """One search step at ``node``; its outcome is the children (gated, a repeated state among
+    them cut). ``pick`` chooses among the generator's thoughts before the gate (the beam's draw);
+    ``seen``: then a child whose state it knows is cut too, just after this node's gating."""
+
+    node: Node[S]
+    pick: Callable[[list[Thought]], list[Thought]] | None = None
+    seen: SeenStates[S] | None = None  # a table the asks of one round share: a state it knows is cut
+
+
+@dataclass(frozen=True, slots=True)
+class Propose(Generic[S]):
+    """The generator's thoughts at ``node``, not gated and not charged as a step (Long's rounds):
+    the ``request``-th at this node, which samples with a fresh seed after the first (identical
+    requests are memoised); its outcome is the thoughts."""
+
+    node: Node[S]
+    request: int
+
+
+_SEED_STRIDE = 1000  # fresh seeds per request at the same node, clear of Sample's seed+i
+
+
+def reseeded(generator: Generator, request: int) -> Generator:
+    """The same generator with a fresh sampling seed for the ``request``-th request at a node, so
+    that asking again at a node can give something new (identical requests are memoised)."""
+    params = getattr(generator, "params", None)
+    if request <= 1 or params is None or not dataclasses.is_dataclass(generator):
+        return generator
+    seed = (getattr(params, "seed", None) or 0) + (request - 1) * _SEED_STRIDE
+    return dataclasses.replace(generator, params=dataclasses.replace(params, seed=seed))
+
+
+@dataclass(frozen=True, slots=True)
+class Score(Generic[S]):
+    """Score ``nodes`` (each node's ``score`` and ``detail``; the outcome is None); ``probes``:
+    probe nodes (``GatedStep.probe``)."""
+
+    nodes: list[Node[S]]
+    probes: bool = False
+
+
+Ask = Union[Expand[S], Propose[S], Score[S]]
+"""What a search asks the run to do next (``solver.searches.common.AskTell``)."""
 
 
 class GatedStep(Generic[S]):
     """Generate -> gate -> deduplicate -> score, for one run: its events go to ``trace``, its
     steps and the evaluator's time to ``usage``, its model requests through ``model`` (the run's
     session; None without a client). ``evaluator`` None: a search that scores nothing (Long's
-    controller without the oracle). ``guard``, where set, is asked before each step is charged
-    (a checkpoint's replay bounds its steps so)."""
+    controller without the oracle)."""
 
     def __init__(self, task: Task[S], generator: Generator, evaluator: Evaluator | None, trace: Trace,
                  usage: Usage, model: Session | None, gate: bool = True) -> None:
@@ -46,18 +98,38 @@ class GatedStep(Generic[S]):
         self.nodes = NodeFactory()
         self.proposed = self.rejected = self.expanded = 0
         self.checks = 0  # calls of task.check: one per thought met (a probe's verdict is reused)
-        self._probed: dict[tuple[int, str], tuple[Verdict[S], str | None]] = {}
+        # Thoughts probed (``probe``) and not yet gated: their verdicts, by node id and text, with the node.
+        self._probed: dict[tuple[int, str], tuple[Verdict[S], str | None, Node[S]]] = {}
         self.limited = find(task, LimitedMoves)
         self.not_tried = 0
         self.limits: list[str] = []  # each limit that cut an enumeration, in the order met
-        self.guard: Callable[[], None] | None = None
+
+    async def perform(self, asks: Sequence[Ask[S]]) -> list[Any]:
+        """Each ask's outcome, in order: several are sent together (``gather_all``), and the
+        expansions are gated in the order asked once all have arrived."""
+        async def one(ask: Ask[S]) -> Any:
+            if isinstance(ask, Expand):
+                return await self.generate(ask.node)
+            if isinstance(ask, Propose):
+                return await self.propose(ask.node, request=ask.request,
+                                          generator=reseeded(self.generator, ask.request))
+            await (self.score_probes if ask.probes else self.score)(ask.nodes)
+            return None
+
+        got = [await one(asks[0])] if len(asks) == 1 else await gather_all(*(one(a) for a in asks))
+        out = []
+        for ask, outcome in zip(asks, got, strict=True):
+            if isinstance(ask, Expand):
+                outcome = self.gate_all(ask.node, ask.pick(list(outcome)) if ask.pick is not None else outcome)
+                if ask.seen is not None:
+                    outcome = [c for c in outcome if not self.duplicate(c, ask.seen)]
+            out.append(outcome)
+        return out
 
     # ---- proposing ------------------------------------------------------------------------------
 
     def charge(self) -> None:
         """Charge one search step to the budget (BudgetExhausted when it allows no more)."""
-        if self.guard is not None:
-            self.guard()
         self.usage.check_step()
 
     async def expand(self, node: Node[S]) -> list[Node[S]]:
@@ -108,11 +180,16 @@ class GatedStep(Generic[S]):
         the user. A probed thought's verdict is reused, not checked again."""
         cached = self._probed.pop((node.id, thought.text), None)
         if cached is not None:
-            return cached
+            return cached[:2]
         self.checks += 1
-        verdict = self.task.check(node.state, thought)
+        return self.check(node.state, thought)
+
+    def check(self, state: S, thought: Thought) -> tuple[Verdict[S], str | None]:
+        """``task.check`` of ``thought`` at ``state`` (through ``apply_unchecked`` where the gate is
+        off and refuses it) and the gate's reason then; a checkpoint rebuilds its states so."""
+        verdict = self.task.check(state, thought)
         if isinstance(verdict, Invalid) and not self.gate and self.unchecked is not None:
-            loose = self.unchecked.apply_unchecked(node.state, thought)
+            loose = self.unchecked.apply_unchecked(state, thought)
             if not isinstance(loose, Invalid):
                 return loose, verdict.reason
         return verdict, None
@@ -176,8 +253,20 @@ class GatedStep(Generic[S]):
         if isinstance(verdict, Invalid):
             self._refused(node, thought, verdict)
             return None
-        self._probed[(node.id, thought.text)] = (verdict, gate_reason)
-        return Node(-1, verdict.state, node, node.depth + 1, thought.text, thought.prior)
+        self._probed[(node.id, thought.text)] = (verdict, gate_reason, node)
+        return Node(-1, verdict.state, node, node.depth + 1, thought.text, thought.prior, isinstance(verdict, Solved))
+
+    def probed(self) -> list[tuple[Node[S], str]]:
+        """The thoughts probed and not yet gated, each with the node it was probed at (a checkpoint
+        keeps them)."""
+        return [(node, text) for (_, text), (_, _, node) in self._probed.items()]
+
+    def reprobe(self, node: Node[S], thought: Thought) -> bool:
+        """A probed thought's verdict again, as a checkpoint is read (not counted as a check);
+        False where the gate refuses it (it was not probed so)."""
+        verdict, reason = self.check(node.state, thought)
+        self._probed[(node.id, thought.text)] = (verdict, reason, node)
+        return not isinstance(verdict, Invalid)
 
     # ---- scoring -------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
-"""Best-first and MCTS keep their whole state in one object (``solver.searches.common.Steppable``):
-stepped N times, saved, loaded into a new run and finished, a run writes the same trace and gives
-the same result as one run from start to end (and the run is checked by the kit's invariants)."""
+"""Every built-in search asks and is told (``solver.searches.common.AskTell``): cycled N times,
+saved, loaded into a new run and finished, a run writes the same trace and gives the same result
+as one run from start to end, for all seven searches (and the run is cut again after loading)."""
 
 from __future__ import annotations
 
@@ -19,21 +19,30 @@ from solver.generators import make_generator
 from solver.lm.client import LMClient
 from solver.search_options import options_of
 from solver.searches import get_search
+from solver.searches.beam import Beam
 from solver.searches.best_first import BestFirst
-from solver.searches.common import Steppable
+from solver.searches.checkpoint import load, save
+from solver.searches.complete import Complete
+from solver.searches.controller import Long
 from solver.searches.mcts import Mcts
+from solver.searches.tot import Bfs, Dfs
 from solver.settings import SearchSettings
 from solver.trace import Trace
 from tasks.game24 import Game24
 from tests.fakes import ScriptedBackend
 from tests.test_properties import GAME24_PUZZLES, examples
 
-# name -> (class, its options)
-SEARCHES: dict[str, tuple[type[Steppable], dict[str, Any]]] = {
-    "best-first": (BestFirst, {}),
-    "mcts": (Mcts, {"iterations": 60, "seed": 1}),
-    "mcts-rollouts": (Mcts, {"iterations": 40, "rollout_depth": 2, "seed": 5, "exploration": 0.4}),
-    "mcts-answers": (Mcts, {"iterations": 80, "answers": 3, "seed": 2}),
+# name -> (class, the registered name, its options, with depth and seed)
+SEARCHES: dict[str, tuple[type, str, dict[str, Any]]] = {
+    "tot-complete": (Complete, "tot-complete", {}),
+    "tot-bfs": (Bfs, "tot-bfs", {"breadth": 2}),
+    "tot-dfs": (Dfs, "tot-dfs", {"dfs_children": 2, "prune_below": -50.0}),
+    "long": (Long, "long", {"max_children": 2, "max_rounds": 25}),
+    "best-first": (BestFirst, "best-first", {}),
+    "mcts": (Mcts, "mcts", {"iterations": 60, "seed": 1}),
+    "mcts-rollouts": (Mcts, "mcts", {"iterations": 40, "rollout_depth": 2, "seed": 5, "exploration": 0.4}),
+    "mcts-answers": (Mcts, "mcts", {"iterations": 80, "answers": 3, "seed": 2}),
+    "beam": (Beam, "beam", {"breadth": 2, "candidates": 3, "beam_runs": 3, "seed": 4}),
 }
 
 
@@ -49,17 +58,17 @@ def _run(puzzle: str, evaluator: str, trace: Trace, model: bool) -> tuple[Run, S
     return open_run(Game24(), puzzle, make_generator("enumerate"), make_evaluator(evaluator), client, trace), backend
 
 
-def _settings(cls: type[Steppable], options: dict[str, Any]) -> SearchSettings:
-    """The settings a search is begun with: its own options (of ``options``), the depth and seed."""
+def _settings(name: str) -> SearchSettings:
+    """The settings a search is begun with: its own options, the depth and seed."""
+    cls, method, options = SEARCHES[name]
     own = options_of(cls)(**{k: v for k, v in options.items() if k not in ("depth", "seed")})
-    return SearchSettings("best-first" if cls is BestFirst else "mcts", depth=options.get("depth"),
-                          seed=options.get("seed", 0), options=own)
+    return SearchSettings(method, depth=options.get("depth"), seed=options.get("seed", 0), options=own)
 
 
-def _begun(cls: type[Steppable], options: dict[str, Any], run: Run) -> Steppable:
-    settings = _settings(cls, options)
-    search = cls(settings.options)  # type: ignore[call-arg]
-    search.begin(run, settings)
+def _begun(name: str, run: Run) -> Any:
+    settings = _settings(name)
+    search = SEARCHES[name][0](settings.options)
+    assert run.begin(search, settings) is None
     return search
 
 
@@ -71,87 +80,113 @@ def _summary(res: SearchResult) -> dict[str, Any]:
     return {k: v for k, v in res.summary().items() if k != "seconds"}
 
 
-async def _stepped(cls: type[Steppable], options: dict[str, Any], puzzle: str, evaluator: str, n: int,
+async def _stepped(name: str, puzzle: str, evaluator: str, cuts: list[int],
                    model: bool) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
-    """Step ``n`` times (or to the end), checkpoint, drop everything, resume in a new run with a
-    new client, finish: (the two traces' events, the result, the model requests of both clients)."""
-    first = Trace()
-    run, before = _run(puzzle, evaluator, first, model)
-    search = _begun(cls, options, run)
-    for _ in range(n):
-        if await search.step():
-            break
-    saved = search.checkpoint()
-    del search, run
-    second = Trace()
-    run, backend = _run(puzzle, evaluator, second, model)
-    res = await (await cls.resume(saved, run)).to_end()
-    asked = sum(len(b.score_requests) for b in (before, backend) if b is not None)
-    return _events(first) + _events(second), _summary(res), asked
+    """Cycle to each cut in turn (or to the end), save, drop everything, load into a new run with
+    a new client; at the end finish: (every part's events, the result, the model requests of all
+    clients)."""
+    cls = SEARCHES[name][0]
+    traces, backends = [Trace()], []
+    run, backend = _run(puzzle, evaluator, traces[0], model)
+    backends.append(backend)
+    search = _begun(name, run)
+    for n in cuts:
+        for _ in range(n):
+            res = await run.cycle(search)
+            if res is not None:
+                break
+        else:
+            saved = save(run, search)
+            assert json.loads(saved)["format"] == 4
+            traces.append(Trace())
+            run, backend = _run(puzzle, evaluator, traces[-1], model)
+            backends.append(backend)
+            search = load(saved, run, cls)
+            continue
+        break
+    else:
+        res = await run.drive(search)
+    asked = sum(len(b.score_requests) for b in backends if b is not None)
+    return [e for t in traces for e in _events(t)], _summary(res), asked
 
 
-async def _whole(cls: type[Steppable], options: dict[str, Any], puzzle: str, evaluator: str,
+async def _whole(name: str, puzzle: str, evaluator: str,
                  model: bool) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     trace = Trace()
     run, backend = _run(puzzle, evaluator, trace, model)
-    res = await _begun(cls, options, run).to_end()
+    res = await run.drive(_begun(name, run))
     return _events(trace), _summary(res), len(backend.score_requests) if backend is not None else 0
 
 
-@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(90), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(puzzle=GAME24_PUZZLES, name=st.sampled_from(sorted(SEARCHES)),
-       evaluator=st.sampled_from(["prior", "random", "oracle", "likelihood"]), n=st.integers(0, 45))
-def test_stepping_saving_loading_and_finishing_is_one_run(puzzle: str, name: str, evaluator: str, n: int) -> None:
-    cls, options = SEARCHES[name]
+       evaluator=st.sampled_from(["prior", "random", "oracle", "likelihood"]),
+       cuts=st.lists(st.integers(0, 30), min_size=1, max_size=3))
+def test_stepping_saving_loading_and_finishing_is_one_run(puzzle: str, name: str, evaluator: str,
+                                                          cuts: list[int]) -> None:
     model = evaluator == "likelihood"
-    whole, whole_result, _ = asyncio.run(_whole(cls, options, puzzle, evaluator, model))
-    parts, parts_result, _ = asyncio.run(_stepped(cls, options, puzzle, evaluator, n, model))
+    whole, whole_result, _ = asyncio.run(_whole(name, puzzle, evaluator, model))
+    parts, parts_result, _ = asyncio.run(_stepped(name, puzzle, evaluator, cuts, model))
     assert parts == whole
     assert parts_result == whole_result
 
 
 def test_a_resumed_run_asks_the_model_only_what_the_run_had_not_asked() -> None:
     """The model session's memo travels in the checkpoint: a request the run made before the
-    checkpoint is answered from it after, as in one run, so the two clients together are asked
+    checkpoint is answered from it after, as in one run, so the clients together are asked
     exactly what one run's client is, wherever the run is cut."""
-    cls, options = SEARCHES["mcts-rollouts"]
     for puzzle in ("4 9 10 13", "3 3 8 8"):
-        _, whole_result, asked_whole = asyncio.run(_whole(cls, options, puzzle, "likelihood", True))
+        _, whole_result, asked_whole = asyncio.run(_whole("mcts-rollouts", puzzle, "likelihood", True))
         assert whole_result["cache_hits"] > 0  # a rollout's state scored again later: the memo answers it
         for n in range(12):
-            _, result, asked = asyncio.run(_stepped(cls, options, puzzle, "likelihood", n, True))
+            _, result, asked = asyncio.run(_stepped("mcts-rollouts", puzzle, "likelihood", [n], True))
             assert (asked, result) == (asked_whole, whole_result), (puzzle, n)
 
 
 @pytest.mark.parametrize("name", sorted(SEARCHES))
 def test_the_searches_by_name_are_these_objects(name: str) -> None:
-    """The registered best-first and mcts are the objects run to the end: the same trace."""
-    cls, options = SEARCHES[name]
+    """The registered searches are the objects cycled to the end: the same trace."""
     trace = Trace()
     run, _ = _run("3 3 8 8", "prior", trace, False)
-    settings = _settings(cls, options)
+    settings = _settings(name)
     res = asyncio.run(get_search(settings.method)(run, settings))
-    whole, result, _ = asyncio.run(_whole(cls, options, "3 3 8 8", "prior", False))
+    whole, result, _ = asyncio.run(_whole(name, "3 3 8 8", "prior", False))
     assert _events(trace) == whole and _summary(res) == result
 
 
 def test_a_wrong_checkpoint_is_one_line() -> None:
     run, _ = _run("4 9 10 13", "prior", Trace(), False)
-    saved = _begun(BestFirst, {}, run).checkpoint()
-    assert json.loads(saved)["steps"] == 0  # JSON, nothing that runs when read
+    saved = save(run, _begun("best-first", run))
+    body = json.loads(saved)
 
-    def resume(cls: type[Steppable], data: bytes, model: bool = False) -> Any:
+    def resign(change: Any) -> bytes:
+        """The checkpoint changed, with a new digest (as a forger would write it)."""
+        from solver.searches.checkpoint import _digest
+        tree = json.loads(saved)
+        del tree["digest"]
+        change(tree)
+        return json.dumps({**tree, "digest": _digest(tree)}).encode()
+
+    def resume(cls: type, data: bytes, model: bool = False) -> Any:
         client = LMClient(ScriptedBackend(scorer=_score)) if model else None  # the same parts, another client
         fresh = open_run(Game24(), "4 9 10 13", make_generator("enumerate"), make_evaluator("prior"), client, Trace())
-        return asyncio.run(cls.resume(data, fresh))
+        return load(data, fresh, cls)
 
+    assert body["state"]["max_depth"] == 3  # JSON, nothing that runs when read
     for cls, data, says in (
-            (Mcts, saved, "^a checkpoint of BestFirst, not of Mcts$"),
+            (Mcts, saved, "^a checkpoint of 'BestFirst', not of Mcts$"),
             (BestFirst, b"\x80\x04not json", "^not a checkpoint of a search"),
-            (BestFirst, json.dumps({"format": 0}).encode(), "^not a checkpoint of format 3$"),
-            (BestFirst, saved.replace(b'"steps": 0', b'"steps": -1'), "^a malformed checkpoint"),
-            (BestFirst, saved.replace(b'"depth": null', b'"width": 3'), "^the checkpoint's options do not fit"),
-            (BestFirst, saved.replace(b'"calls": 0', b'"calls": "many"'), "^the checkpoint's usage is malformed")):
+            (BestFirst, json.dumps({"format": 0}).encode(), "^not a checkpoint of format 4$"),
+            (BestFirst, saved.replace(b'"max_depth": 3', b'"max_depth": 5'), "^the checkpoint was changed since"),
+            (BestFirst, resign(lambda t: t["state"].__setitem__("max_depth", "3")),
+             "^a malformed checkpoint \\(max_depth\\)"),
+            (BestFirst, resign(lambda t: t["options"].__setitem__("width", 3)), "^the checkpoint's options do not fit"),
+            (BestFirst, resign(lambda t: t["books"].__setitem__("made", -1)), "^a malformed checkpoint"),
+            (BestFirst, resign(lambda t: t["nodes"][0].__setitem__(2, "4 + 9 = 13")),
+             "^a malformed checkpoint \\(node 0"),
+            (BestFirst, resign(lambda t: t["nodes"].append([9, 0, "4 * 4 = 16", None, False, None, None])),
+             "^a malformed checkpoint \\(node 1: its thought does not pass the checker"),
+            (BestFirst, resign(lambda t: t["books"]["usage"][0].__setitem__(1, "many")), "^a malformed checkpoint")):
         with pytest.raises(ValueError, match=says):
             resume(cls, data)
     with pytest.raises(ValueError, match="saved with no model client; resume it the same way"):

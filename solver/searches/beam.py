@@ -28,16 +28,16 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
-from typing import Hashable, Sequence, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Hashable, Sequence, TypeVar
 
 from solver.expansion import Run, SearchResult
 from solver.generators import Generator
-from solver.lm.session import gather_all
 from solver.node import Node, SeenStates
 from solver.search_options import Options, option
-from solver.searches.common import begin, quantise
+from solver.searches.common import AskTell, begin, quantise
 from solver.settings import SearchSettings
+from solver.step import Ask, Expand, Score
 from solver.task import Thought
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
@@ -101,79 +101,101 @@ def no_likelihood_notice(generator: Generator) -> str | None:
             f"self-evaluation alone (lambda unused{hint})")
 
 
-@dataclass(frozen=True)
-class Beam:
-    """Xie et al.'s stochastic beam search on a run's gated step, run again from the root (fresh
-    draws) until a verified answer or ``beam_runs`` runs."""
+@dataclass
+class Beam(AskTell[S]):
+    """Xie et al.'s stochastic beam search as a state that asks: a level's expansions together
+    (each chain's thoughts drawn, then gated), then the level's scoring; run again from the root
+    (fresh draws) until a verified answer or ``beam_runs`` runs."""
 
     options: BeamOptions = BeamOptions()
+    uses_ll: bool = field(init=False)  # whether steps have log-likelihoods
+    max_depth: int = field(init=False)
+    rng: random.Random = field(init=False)
+    log_e: dict[int, float] = field(init=False)  # each chain's log E, by node id
+    number: int = field(init=False)  # the run from the root under way
+    level: int = field(init=False)  # levels expanded in this run
+    temperature: float = field(init=False)
+    root: Node[S] = field(init=False)
+    chains: list[Node[S]] = field(init=False)
+    scoring: list[Node[S]] = field(init=False)  # the level's open states, being scored
+    hit: tuple[Node[S], str] | None = field(init=False)
 
-    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
-        o, gated = self.options, run.step
-        gated.require_evaluator()
+    def start(self, run: Run[S], settings: SearchSettings) -> None:
+        run.step.require_evaluator()
         # Log-likelihoods come from a model: a generator that declares them but runs without one
         # (the crosswords' ``enumerate-rank`` used as a library, with no client) gives every prior None.
-        uses_ll = run.generator.log_likelihoods and run.model is not None
-        max_depth = begin(run, settings, o, log_likelihood=uses_ll)
-        beam, candidates, mix, decay = o.breadth, o.candidates, o.mix, o.decay
-        rng = random.Random(settings.seed)
-        root = run.root()
-        run.reach(root)
-        log_e: dict[int, float] = {root.id: 0.0}
+        self.uses_ll = run.generator.log_likelihoods and run.model is not None
+        self.max_depth = begin(run, settings, self.options, log_likelihood=self.uses_ll)
+        self.rng, self.scoring, self.hit = random.Random(settings.seed), [], None
+        self.root = run.root()
+        run.reach(self.root)
+        self.log_e = {self.root.id: 0.0}
+        self.number, self.level, self.temperature = 0, 0, self.options.tau
+        self._run_from_root(run, 1)
 
-        def draw(thoughts: list[Thought]) -> list[Thought]:
-            """``candidates`` of the generator's thoughts, drawn by likelihood (or uniformly); in
-            the generator's order, so that node ids do not depend on the draw's order."""
-            if len(thoughts) <= candidates:
-                return thoughts
-            weights = [t.prior if uses_ll and t.prior is not None else 0.0 for t in thoughts]
-            return [thoughts[i] for i in sorted(gumbel_top(weights, candidates, rng))]
+    def _run_from_root(self, run: Run[S], number: int) -> None:
+        """Algorithm 1 once more, from the root (none left after ``beam_runs``: the search is over)."""
+        self.chains = []
+        for n in range(number, self.options.beam_runs + 1):
+            run.new_round(n, self.root)
+            if self.max_depth > 0:
+                self.number, self.level, self.temperature = n, 0, self.options.tau * n
+                self.chains = [self.root]
+                return
 
-        async def one_run(temperature: float) -> tuple[Node[S], str] | None:
-            """Algorithm 1 once, from the root: level by level until an answer or no chain is left."""
-            chains: list[Node[S]] = [root]
-            for _level in range(max_depth):
-                proposals = await gather_all(*(gated.generate(nd) for nd in chains))
-                level: list[Node[S]] = []
-                seen: SeenStates[S] = SeenStates()  # this level's states
-                for nd, thoughts in zip(chains, proposals, strict=True):
-                    for child in gated.gate_all(nd, draw(list(thoughts))):
-                        if not gated.duplicate(child, seen):
-                            level.append(child)
-                found = run.first_answer(level)
-                if found is not None:
-                    return found
-                open_nodes = []
-                for child in level:
-                    if child.solved:
-                        continue  # its answer failed the re-check: a dead end
-                    if child.depth >= max_depth:  # a dead end at the depth limit: not worth a judgement
-                        run.cut(child, "depth")
-                    else:
-                        open_nodes.append(child)
-                if not open_nodes:
-                    return None
-                await gated.score(open_nodes)
-                for child, conf in zip(open_nodes, confidences([c.score for c in open_nodes]), strict=True):
-                    assert child.parent is not None
-                    step = math.log(conf)
-                    if uses_ll and child.prior is not None and math.isfinite(child.prior):
-                        step = mix * child.prior + (1 - mix) * step
-                    log_e[child.id] = log_e[child.parent.id] + step
-                picked = set(gumbel_top([log_e[c.id] / temperature for c in open_nodes], beam, rng))
-                chains = [c for i, c in enumerate(open_nodes) if i in picked]
-                for i, child in enumerate(open_nodes):
-                    if i in picked:
-                        run.keep(child, log_weight=log_e[child.id])
-                    else:
-                        run.cut(child, "beam", score=child.score, log_weight=log_e[child.id])
-                run.reach(max(chains, key=lambda c: log_e[c.id]))
-                temperature *= decay
-            return None
+    def _draw(self, thoughts: list[Thought]) -> list[Thought]:
+        """``candidates`` of the generator's thoughts, drawn by likelihood (or uniformly); in the
+        generator's order, so that node ids do not depend on the draw's order."""
+        if len(thoughts) <= self.options.candidates:
+            return thoughts
+        weights = [t.prior if self.uses_ll and t.prior is not None else 0.0 for t in thoughts]
+        return [thoughts[i] for i in sorted(gumbel_top(weights, self.options.candidates, self.rng))]
 
-        for number in range(1, o.beam_runs + 1):
-            run.new_round(number, root)
-            found = await one_run(o.tau * number)
-            if found is not None:
-                return run.result(found[0], found[1], None)
-        return run.result(None, None, None)
+    def ask(self) -> list[Ask[S]]:
+        if self.scoring:
+            return [Score(self.scoring)]
+        seen: SeenStates[S] = SeenStates()  # this level's states
+        return [Expand(nd, self._draw, seen) for nd in self.chains] if self.hit is None else []
+
+    def tell(self, run: Run[S], outcomes: list[Any]) -> None:
+        if self.scoring:
+            self._pick(run)
+            return
+        level = [c for group in outcomes for c in group]
+        self.hit = run.first_answer(level)
+        if self.hit is not None:
+            return
+        for child in level:
+            if child.solved:
+                continue  # its answer failed the re-check: a dead end
+            if child.depth >= self.max_depth:  # a dead end at the depth limit: not worth a judgement
+                run.cut(child, "depth")
+            else:
+                self.scoring.append(child)
+        if not self.scoring:
+            self._run_from_root(run, self.number + 1)
+
+    def _pick(self, run: Run[S]) -> None:
+        """The next beam, drawn from the level's scored states."""
+        o, open_nodes, log_e = self.options, self.scoring, self.log_e
+        for child, conf in zip(open_nodes, confidences([c.score for c in open_nodes]), strict=True):
+            assert child.parent is not None
+            step = math.log(conf)
+            if self.uses_ll and child.prior is not None and math.isfinite(child.prior):
+                step = o.mix * child.prior + (1 - o.mix) * step
+            log_e[child.id] = log_e[child.parent.id] + step
+        picked = set(gumbel_top([log_e[c.id] / self.temperature for c in open_nodes], o.breadth, self.rng))
+        self.chains, self.scoring = [c for i, c in enumerate(open_nodes) if i in picked], []
+        for i, child in enumerate(open_nodes):
+            if i in picked:
+                run.keep(child, log_weight=log_e[child.id])
+            else:
+                run.cut(child, "beam", score=child.score, log_weight=log_e[child.id])
+        run.reach(max(self.chains, key=lambda c: log_e[c.id]))
+        self.temperature *= o.decay
+        self.level += 1
+        if self.level >= self.max_depth:
+            self._run_from_root(run, self.number + 1)
+
+    def finish(self, run: Run[S], stopped: str | None) -> SearchResult[S]:
+        return run.result(*self.hit, None) if self.hit is not None else run.result(None, None, stopped)

@@ -15,66 +15,74 @@ does; it differs from ``tot-complete`` only in its order (global, not depth-firs
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
-from typing import Hashable, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Hashable, TypeVar
 
 from solver.expansion import Run, SearchResult
 from solver.node import Node
 from solver.search_options import NoOptions
-from solver.searches.common import DECIMALS, Steppable, Transpositions, begin, quantise
+from solver.searches.common import DECIMALS, AskTell, Transpositions, begin, quantise
 from solver.settings import SearchSettings
+from solver.step import Ask, Expand, Score
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["BestFirst"]
 
 
 @dataclass
-class BestFirst(Steppable[S]):
-    """Best-first search as one object: ``step`` expands the best state of the frontier; the run
-    can be saved between two steps and resumed (``solver.searches.common.Steppable``)."""
+class BestFirst(AskTell[S]):
+    """Best-first search: asks to expand the best state of the frontier, then to score its new
+    children (``solver.searches.common.AskTell``)."""
 
     options: NoOptions = NoOptions()
+    max_depth: int = field(init=False)
+    joined: int = field(init=False)  # frontier entries so far: the last tie-break, in the order states joined
+    held: Transpositions[S] = field(init=False)
+    frontier: list[tuple[float, int, int, Node[S]]] = field(init=False)
+    opening: Node[S] | None = field(init=False)  # the state being expanded
+    scoring: list[Node[S]] = field(init=False)  # its new children, to be scored
+    hit: tuple[Node[S], str] | None = field(init=False)
 
-    def begin(self, run: Run[S], settings: SearchSettings) -> None:
-        super().begin(run, settings)
+    def start(self, run: Run[S], settings: SearchSettings) -> None:
         run.step.require_evaluator()
         self.max_depth = begin(run, settings, self.options, decimals=DECIMALS)
-        self.joined = 0  # frontier entries so far: the last tie-break, in the order states joined
-        self.held: Transpositions[S] = Transpositions()
-        self.root = run.root()
-        self.held.fresh(self.root)
-        self.frontier: list[tuple[float, int, int, Node[S]]] = [(0.0, 0, self._joined(), self.root)]
-        self.hit: tuple[Node[S], str] | None = None
+        self.joined, self.held, self.scoring, self.hit = 1, Transpositions(), [], None
+        root = run.root()
+        self.held.fresh(root)
+        self.frontier = [(0.0, 0, 0, root)]
+        self._pop(run)
 
-    def _joined(self) -> int:
-        self.joined += 1
-        return self.joined - 1
+    def _pop(self, run: Run[S]) -> None:
+        """The best state of the frontier is expanded next (none left: the search is over)."""
+        self.opening = None
+        if self.frontier:
+            _key, _depth, _n, node = heapq.heappop(self.frontier)
+            if node.id != 0:
+                run.keep(node)
+            run.reach(node)
+            self.opening = node
 
-    async def advance(self) -> bool:
-        """Expand the best state of the frontier; True when an answer was found, the frontier is
-        empty or a budget ran out."""
-        if self.done or not self.frontier:
-            self.done = True
-            return True
-        run = self.run
-        _key, _depth, _n, node = heapq.heappop(self.frontier)
-        if node is not self.root:
-            run.keep(node)
-        run.reach(node)
-        children = await run.step.expand(node)
-        self.hit = run.first_answer(children)
+    def ask(self) -> list[Ask[S]]:
+        if self.scoring:
+            return [Score(self.scoring)]
+        return [Expand(self.opening)] if self.opening is not None and self.hit is None else []
+
+    def tell(self, run: Run[S], outcomes: list[Any]) -> None:
+        if not self.scoring:
+            self.hit = run.first_answer(outcomes[0])
+            if self.hit is not None:
+                return
+            assert self.opening is not None
+            self.scoring = self.held.open_children(run, outcomes[0], self.max_depth)
+            if self.scoring:
+                return
+        for child in self.scoring:
+            heapq.heappush(self.frontier, (-quantise(child.score), -child.depth, self.joined, child))
+            self.joined += 1
+        self.scoring = []
+        self._pop(run)
+
+    def finish(self, run: Run[S], stopped: str | None) -> SearchResult[S]:
         if self.hit is not None:
-            self.done = True
-            return True
-        fresh = self.held.open_children(run, children, self.max_depth)
-        await run.step.score(fresh)
-        for child in fresh:
-            heapq.heappush(self.frontier, (-quantise(child.score), -child.depth, self._joined(), child))
-        return False
-
-    def finish(self) -> SearchResult[S]:
-        if self.hit is not None:
-            return self.run.result(self.hit[0], self.hit[1], None)
-        if self.stopped is not None:
-            return self.run.result(None, None, self.stopped)
-        return self.run.result(None, None, None, searched_all=True)  # a proof where the step says so
+            return run.result(self.hit[0], self.hit[1], None)
+        return run.result(None, None, stopped, searched_all=stopped is None)  # a proof where the step says so

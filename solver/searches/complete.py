@@ -13,8 +13,8 @@ to the generator's order (for ``enumerate``: the checker's enumeration order).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Hashable, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Hashable, TypeVar
 
 from solver.budget import Usage
 from solver.evaluators import Evaluator
@@ -23,8 +23,9 @@ from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node, SeenStates
 from solver.search_options import NoOptions
-from solver.searches.common import DECIMALS, begin, quantise, ranked, visit_from_root
+from solver.searches.common import DECIMALS, AskTell, Frame, begin, quantise, ranked
 from solver.settings import SearchSettings
+from solver.step import Ask, Expand, Score
 from solver.task import Task
 from solver.trace import Trace
 
@@ -40,56 +41,89 @@ async def complete_dfs(task: Task[S], puzzle: str, generator: Generator, evaluat
     With an exhaustive generator (``enumerate*``) an unanswered, uncut search is a proof that no
     answer exists (``exhausted``); with a sampling generator it only means the samples ran out."""
     run = open_run(task, puzzle, generator, evaluator, client, trace, usage, gate)
-    return await run.conduct(Complete(decimals=decimals), SearchSettings("tot-complete", depth=depth))
+    return await run.conduct(Complete[S](decimals=decimals), SearchSettings("tot-complete", depth=depth))
 
 
-@dataclass(frozen=True)
-class Complete:
-    """``complete_dfs``'s order on a run's gated step (it has no options of its own; ``decimals``
-    is for tests of float noise)."""
+@dataclass
+class Complete(AskTell[S]):
+    """``complete_dfs``'s order as a state that asks (it has no options of its own; ``decimals``
+    is for tests of float noise): the path is a stack of frames."""
 
     options: NoOptions = NoOptions()
     decimals: int = DECIMALS
+    threshold: float = field(init=False)
+    max_depth: int = field(init=False)
+    explored: SeenStates[S] = field(init=False)  # the states fully explored, each at its smallest depth
+    stack: list[Frame[S]] = field(init=False)
+    opening: Node[S] | None = field(init=False)  # the node being expanded
+    fresh: list[Node[S]] = field(init=False)  # its children not explored before
+    scoring: bool = field(init=False)  # whether they are being scored
+    hit: tuple[Node[S], str] | None = field(init=False)
 
-    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
-        step, evaluator, decimals = run.step, run.step.require_evaluator(), self.decimals
-        max_depth = begin(run, settings, self.options, defer_below=evaluator.prune_below, decimals=decimals)
-        explored: SeenStates[S] = SeenStates()  # the states fully explored, each at its smallest depth
+    def start(self, run: Run[S], settings: SearchSettings) -> None:
+        self.threshold = run.step.require_evaluator().prune_below
+        self.max_depth = begin(run, settings, self.options, defer_below=self.threshold, decimals=self.decimals)
+        self.explored, self.stack, self.fresh, self.scoring, self.hit = SeenStates(), [], [], False, None
+        self.opening = run.root()
+        run.reach(self.opening)
 
-        async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
-            run.reach(node)
-            children = await step.expand(node)
-            hit = run.first_answer(children)
-            if hit is not None:
-                return hit
-            open_nodes = [c for c in children if not c.solved]
-            fresh = []
-            for child in open_nodes:
-                if explored.known(child):
+    def ask(self) -> list[Ask[S]]:
+        if self.scoring:
+            # Children at the depth limit are never expanded, so their order does not matter.
+            return [Score([c for c in self.fresh if c.depth < self.max_depth])]
+        return [Expand(self.opening)] if self.opening is not None else []
+
+    def tell(self, run: Run[S], outcomes: list[Any]) -> None:
+        if not self.scoring:
+            children = outcomes[0]
+            self.hit = run.first_answer(children)
+            if self.hit is not None:
+                self.opening = None
+                return
+            self.fresh = []
+            for child in children:
+                if child.solved:
+                    continue
+                if self.explored.known(child):
                     run.cut(child, "duplicate")  # explored before, with no answer
                 else:
-                    fresh.append(child)
-            # Children at the depth limit are never expanded, so their order does not matter, and a
-            # single child needs no ordering: neither costs a model call.
-            to_order = [c for c in fresh if c.depth < max_depth]
-            if len(to_order) > 1:
-                await step.score(to_order)
-            order = ranked(fresh, decimals)
-            good = [c for c in order if quantise(c.score, decimals) >= evaluator.prune_below]
-            deferred = [c for c in order if c not in good]  # below the threshold, or NaN: last, never dropped
-            for child in good + deferred:
-                if explored.known(child):
-                    run.cut(child, "duplicate")
-                    continue
-                if child.depth >= max_depth:
-                    run.cut_at_depth(child)  # the step remembers whether this loses anything
-                    continue
-                run.keep(child, deferred=child in deferred or None)
-                hit = await visit(child)
-                if hit is not None:
-                    return hit
-                explored.record(child)
-                run.backtrack(child, node)
-            return None
+                    self.fresh.append(child)
+            # A single child needs no ordering: it costs no model call.
+            self.scoring = sum(c.depth < self.max_depth for c in self.fresh) > 1
+            if self.scoring:
+                return
+        assert self.opening is not None
+        order = ranked(self.fresh, self.decimals)
+        good = [c for c in order if quantise(c.score, self.decimals) >= self.threshold]
+        deferred = [c for c in order if c not in good]  # below the threshold, or NaN: last, never dropped
+        self.stack.append(Frame(self.opening, good + deferred, deferred))
+        self.fresh, self.scoring = [], False
+        self._next(run)
 
-        return await visit_from_root(run, visit, searched_all=True)  # a proof where the step says so
+    def _next(self, run: Run[S]) -> None:
+        """Back up the path to the next child worth a visit, which is expanded next (none: over)."""
+        self.opening = None
+        while self.stack:
+            frame = self.stack[-1]
+            if frame.current is not None:
+                self.explored.record(frame.current)
+                run.backtrack(frame.current, frame.node)
+                frame.current = None
+            if not frame.queue:
+                self.stack.pop()
+                continue
+            child = frame.queue.pop(0)
+            if self.explored.known(child):
+                run.cut(child, "duplicate")
+            elif child.depth >= self.max_depth:
+                run.cut_at_depth(child)  # the step remembers whether this loses anything
+            else:
+                run.keep(child, deferred=child in frame.deferred or None)
+                frame.current = self.opening = child
+                run.reach(child)
+                return
+
+    def finish(self, run: Run[S], stopped: str | None) -> SearchResult[S]:
+        if self.hit is not None:
+            return run.result(*self.hit, None)
+        return run.result(None, None, stopped, searched_all=stopped is None)  # a proof where the step says so

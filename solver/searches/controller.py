@@ -10,7 +10,6 @@ controller keeps asking there. It stops at a verified solution or after ``max_ro
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Generic, Hashable, TypeVar
 
@@ -21,8 +20,9 @@ from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node, SeenStates
 from solver.search_options import Options, option
-from solver.searches.common import begin
+from solver.searches.common import AskTell, begin
 from solver.settings import SearchSettings
+from solver.step import Ask, Propose, Score
 from solver.task import Task, Thought
 from solver.trace import Trace
 
@@ -36,9 +36,6 @@ class LongOptions(Options):
 
     max_children: int = option(5, "children per node (C)", at_least=1)  # Long's C
     max_rounds: int = option(100, "rounds (K)", at_least=1)  # Long's K
-
-
-_SEED_STRIDE = 1000  # fresh seeds per request at the same node, clear of Sample's seed+i
 
 
 @dataclass(slots=True)
@@ -59,16 +56,6 @@ class Memory(Generic[S]):
         return self.tried.get(node.id, 0) >= max_children
 
 
-def _reseeded(generator: Generator, attempt: int) -> Generator:
-    """The same generator with a fresh sampling seed for the ``attempt``-th request at a node, so
-    that asking again at a node can give something new (identical requests are memoised)."""
-    params = getattr(generator, "params", None)
-    if attempt == 0 or params is None or not dataclasses.is_dataclass(generator):
-        return generator
-    seed = (getattr(params, "seed", None) or 0) + attempt * _SEED_STRIDE
-    return dataclasses.replace(generator, params=dataclasses.replace(params, seed=seed))
-
-
 async def long_search(task: Task[S], puzzle: str, generator: Generator, client: LMClient | None, *,
                       depth: int | None = None, evaluator: Evaluator | None = None, trace: Trace | None = None,
                       usage: Usage | None = None, **options: Any) -> SearchResult[S]:
@@ -76,74 +63,108 @@ async def long_search(task: Task[S], puzzle: str, generator: Generator, client: 
     With ``evaluator`` (e.g. the exact oracle, for an upper bound), the proposals of a node are
     tried in non-increasing score order and those scoring below its ``prune_below`` are dropped;
     without one (Long), in the generator's order."""
-    long = Long(LongOptions(**options))
+    long = Long[S](LongOptions(**options))
     run = open_run(task, puzzle, generator, evaluator, client, trace, usage)
     return await run.conduct(long, SearchSettings("long", depth=depth))
 
 
-@dataclass(frozen=True)
-class Long:
-    """Long's controller on a run's gated step; the run's evaluator (None: Long's own, no
-    ranking) orders and prunes the proposals of a node before its rounds try them."""
+@dataclass
+class Long(AskTell[S]):
+    """Long's controller as a state that asks: a round asks for proposals where the current node
+    has none waiting, and for the run's evaluator's scores of them (None: Long's own, no ranking),
+    which order and prune them before the rounds try them."""
 
     options: LongOptions = LongOptions()
+    max_depth: int = field(init=False)
+    mem: Memory[S] = field(init=False)
+    round: int = field(init=False)
+    asking: bool = field(init=False)  # whether the current node's proposals are asked for
+    probes: list[Node[S]] = field(init=False)  # proposals being scored before the rounds try them
+    hit: tuple[Node[S], str] | None = field(init=False)
 
-    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
-        max_depth, options, step = begin(run, settings, self.options), self.options, run.step
-        evaluator, generator, max_children = step.evaluator, step.generator, options.max_children
+    def start(self, run: Run[S], settings: SearchSettings) -> None:
+        self.max_depth = begin(run, settings, self.options)
         root = run.root()
-        mem = Memory(root, root)
-        mem.visited.record(root)
+        self.mem = Memory(root, root)
+        self.mem.visited.record(root)
         run.reach(root)
+        self.round, self.asking, self.probes, self.hit = 0, False, [], None
+        self._rounds(run)
 
-        async def next_proposal(node: Node[S]) -> Thought | None:
-            queue = mem.pending.setdefault(node.id, [])
-            if not queue:
-                attempt = mem.requests.get(node.id, 0)
-                mem.requests[node.id] = attempt + 1
-                thoughts = await step.propose(node, request=attempt + 1, generator=_reseeded(generator, attempt))
-                offered = mem.offered.setdefault(node.id, set())
-                fresh = []
-                for th in thoughts:
-                    if th.text not in offered:
-                        offered.add(th.text)
-                        fresh.append(th)
-                queue.extend(await _ranked(node, fresh) if evaluator is not None else fresh)
-            return queue.pop(0) if queue else None
+    def ask(self) -> list[Ask[S]]:
+        if self.probes:
+            return [Score(self.probes, probes=True)]
+        if not self.asking:
+            return []
+        node = self.mem.current
+        return [Propose(node, self.mem.requests[node.id])]
 
-        async def _ranked(node: Node[S], thoughts: list[Thought]) -> list[Thought]:
-            assert evaluator is not None
-            probes = [p for p in (step.probe(node, th) for th in thoughts) if p is not None]
-            await step.score_probes(probes)
+    def tell(self, run: Run[S], outcomes: list[Any]) -> None:
+        node, mem = self.mem.current, self.mem
+        if self.probes:
             keep = []
-            for k, probe in enumerate(probes):
+            for k, probe in enumerate(self.probes):
                 score = probe.score if probe.score is not None else 0.0
-                if score >= evaluator.prune_below:
+                if score >= run.evaluator.prune_below:  # type: ignore[union-attr]
                     keep.append((score, k, probe))
                 else:
                     run.cut_thought(node, probe.thought, "pruned", probe.score)
             keep.sort(key=lambda x: (-x[0], x[1]))
-            return [Thought(probe.thought, probe.prior) for _s, _k, probe in keep]
-
-        for rnd in range(1, options.max_rounds + 1):
-            step.charge()
-            node = mem.current
-            run.new_round(rnd, node)
-            thought = await next_proposal(node)
-            mem.tried[node.id] = mem.tried.get(node.id, 0) + 1
-            if thought is None:
-                run.cut(node, "no new proposal")
+            mem.pending[node.id].extend(Thought(probe.thought, probe.prior) for _s, _k, probe in keep)
+            self.probes = []
+        else:
+            self.asking = False
+            offered = mem.offered.setdefault(node.id, set())
+            fresh = []
+            for th in outcomes[0]:
+                if th.text not in offered:
+                    offered.add(th.text)
+                    fresh.append(th)
+            if run.evaluator is None:
+                mem.pending[node.id].extend(fresh)
             else:
-                hit = _step(run, mem, node, thought, max_depth)
-                if hit is not None:
-                    return run.result(hit[0], hit[1], None)
-            while mem.current is not mem.root and mem.exhausted(mem.current, max_children):
-                child = mem.current
-                parent = child.parent
-                assert parent is not None
-                run.backtrack(child, parent, why=f"{mem.tried[child.id]} children tried")
-                mem.current = parent
-        return run.result(None, None, "rounds")
+                self.probes = [p for p in (run.step.probe(node, th) for th in fresh) if p is not None]
+                if self.probes:
+                    return
+        self._try(run)
+        self._rounds(run)
+
+    def _rounds(self, run: Run[S]) -> None:
+        """Rounds until one needs the model (its node has no proposal waiting) or the search is over."""
+        mem = self.mem
+        while self.hit is None and self.round < self.options.max_rounds:
+            run.step.charge()
+            self.round += 1
+            run.new_round(self.round, mem.current)
+            if not mem.pending.setdefault(mem.current.id, []):
+                mem.requests[mem.current.id] = mem.requests.get(mem.current.id, 0) + 1
+                self.asking = True
+                return
+            self._try(run)
+
+    def _try(self, run: Run[S]) -> None:
+        """The round tries the current node's next proposal, then backtracks where it must."""
+        mem, node = self.mem, self.mem.current
+        queue = mem.pending[node.id]
+        thought = queue.pop(0) if queue else None
+        mem.tried[node.id] = mem.tried.get(node.id, 0) + 1
+        if thought is None:
+            run.cut(node, "no new proposal")
+        else:
+            self.hit = _step(run, mem, node, thought, self.max_depth)
+            if self.hit is not None:
+                return
+        while mem.current is not mem.root and mem.exhausted(mem.current, self.options.max_children):
+            child = mem.current
+            parent = child.parent
+            assert parent is not None
+            run.backtrack(child, parent, why=f"{mem.tried[child.id]} children tried")
+            mem.current = parent
+
+    def finish(self, run: Run[S], stopped: str | None) -> SearchResult[S]:
+        if self.hit is not None:
+            return run.result(self.hit[0], self.hit[1], None)
+        return run.stop(stopped) if stopped is not None else run.result(None, None, "rounds")
 
 
 def _step(run: Run[S], mem: Memory[S], node: Node[S], thought: Thought,

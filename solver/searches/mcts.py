@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
-from typing import Generic, Hashable, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, Hashable, TypeVar
 
 from solver.expansion import Run, SearchResult
 from solver.node import Node
 from solver.search_options import Options, option
-from solver.searches.common import Steppable, Transpositions, begin, quantise
+from solver.searches.common import AskTell, Transpositions, begin, quantise
 from solver.settings import SearchSettings
+from solver.step import Ask, Expand, Score
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["Mcts", "MctsExtra", "MctsOptions"]
@@ -107,27 +108,79 @@ class _Scale:
 
 
 @dataclass
-class Mcts(Steppable[S]):
-    """MCTS as one object: ``step`` runs one iteration; the run can be saved between two
-    iterations and resumed (``solver.searches.common.Steppable``)."""
+class Mcts(AskTell[S]):
+    """MCTS as a state that asks: each iteration asks to expand its leaf, to score the leaf's new
+    children and, with rollouts, for each rollout step (``solver.searches.common.AskTell``)."""
 
     options: MctsOptions = MctsOptions()
+    max_depth: int = field(init=False)
+    rng: random.Random = field(init=False)
+    scale: _Scale = field(init=False)
+    held: Transpositions[S] = field(init=False)
+    stats: dict[int, _Stats[S]] = field(init=False)
+    root: Node[S] = field(init=False)
+    round: int = field(init=False)  # iterations begun
+    found: tuple[Node[S], str] | None = field(init=False)
+    seen: dict[str, Node[S]] = field(init=False)  # answers > 1: every accepted answer so far -> its state
+    done: bool = field(init=False)
+    # The iteration under way: what it asks for (expand, score, roll, rollscore), its path from the
+    # root, the leaf's new children, the answer its expansion found, the rollout's state and steps left.
+    stage: str = field(init=False)
+    path: list[Node[S]] = field(init=False)
+    children: list[Node[S]] = field(init=False)
+    hit: tuple[Node[S], str] | None = field(init=False)
+    last: Node[S] | None = field(init=False)
+    roll_left: int = field(init=False)
 
-    def begin(self, run: Run[S], settings: SearchSettings) -> None:
-        super().begin(run, settings)
+    def start(self, run: Run[S], settings: SearchSettings) -> None:
         run.step.require_evaluator()
         self.max_depth = begin(run, settings, self.options)
-        self.rng = random.Random(settings.seed)
-        self.scale = _Scale()
-        self.held: Transpositions[S] = Transpositions()
-        self.stats: dict[int, _Stats[S]] = {}
+        self.rng, self.scale, self.held = random.Random(settings.seed), _Scale(), Transpositions()
         self.root = run.root()
         self.held.fresh(self.root)
-        self.stats[self.root.id] = _Stats()
+        self.stats = {self.root.id: _Stats()}
         run.reach(self.root)
-        self.round = 0  # iterations begun
-        self.found: tuple[Node[S], str] | None = None
-        self.seen: dict[str, Node[S]] = {}  # answers > 1: every accepted answer so far -> its state
+        self.round, self.found, self.seen, self.done = 0, None, {}, False
+        self.path, self.children, self.hit, self.last, self.roll_left = [], [], None, None, 0
+        self._iterate(run)
+
+    def _iterate(self, run: Run[S]) -> None:
+        """The next iteration: down the tree by UCT to a leaf, which is asked to be expanded (none:
+        the search is over: an answer, or ``answers`` of them, the iterations ran out, a dead root)."""
+        if self.done or self.round >= self.options.iterations or self.stats[self.root.id].dead:
+            self.done = True
+            return
+        self.round += 1
+        self.path = self._select()
+        leaf = self.path[-1]
+        if leaf is not self.root:
+            run.keep(leaf)
+        run.reach(leaf)
+        self.stage = "expand"
+
+    def ask(self) -> list[Ask[S]]:
+        if self.done:
+            return []
+        if self.stage == "expand":
+            return [Expand(self.path[-1])]
+        if self.stage == "roll":
+            assert self.last is not None
+            return [Expand(self.last)]
+        return [Score(self.children if self.stage == "score" else [self.last])]  # type: ignore[list-item]
+
+    def tell(self, run: Run[S], outcomes: list[Any]) -> None:
+        if self.stage == "expand":
+            self._expanded(run, outcomes[0])
+        elif self.stage == "score":
+            for child in self.children:
+                self.scale.add(child.score)
+            self._valued(run)
+        elif self.stage == "roll":
+            self._rolled(run, outcomes[0])
+        else:
+            assert self.last is not None
+            self.scale.add(self.last.score)
+            self._backup(run, self.scale.of(self.last.score))
 
     def _uct(self, parent: Node[S], child: Node[S]) -> float:
         """The evaluator's value counts as one visit's reward (a prior), so a child never visited
@@ -159,103 +212,94 @@ class Mcts(Steppable[S]):
             else:
                 return
 
-    async def _expand(self, node: Node[S]) -> tuple[list[Node[S]], tuple[Node[S], str] | None]:
-        """The node's children (gated, new, within the depth limit, scored) or its answer. Asked
-        for several answers: every new accepted answer among the children is kept (``seen``),
-        the first of them returned, and the other children are still the node's children."""
-        run = self.run
-        children = await run.step.expand(node)
+    def _expanded(self, run: Run[S], children: list[Node[S]]) -> None:
+        """The leaf's children (gated, new, within the depth limit), to be scored, or its answer.
+        Asked for several answers: every new accepted answer among the children is kept (``seen``),
+        the first of them is the iteration's, and the other children are still the leaf's."""
+        self.children, self.hit = [], None
         if self.options.answers == 1:
-            hit = run.first_answer(children)
-            if hit is not None:
-                return [], hit
+            self.hit = run.first_answer(children)
+            if self.hit is not None:
+                self._valued(run)
+                return
         else:
-            hit = None
             for child in children:
                 if child.solved:
                     answer = run.accept(child)
                     if answer is not None and answer not in self.seen:
                         self.seen[answer] = child
-                        hit = hit or (child, answer)
-        fresh = self.held.open_children(run, children, self.max_depth)  # a solved child here: a dead end
-        await run.step.score(fresh)
-        for child in fresh:
-            self.scale.add(child.score)
-        return fresh, hit
+                        self.hit = self.hit or (child, answer)
+        self.children = self.held.open_children(run, children, self.max_depth)  # a solved child here: a dead end
+        if self.children:
+            self.stage = "score"
+        else:
+            self._valued(run)
 
-    async def _rollout(self, children: list[Node[S]]) -> tuple[float, tuple[Node[S], str] | None]:
-        """Up to ``rollout_depth`` random gated steps from a new leaf whose ``children`` are
-        known (the first step picks one of them): (reward, the answer if one was reached)."""
-        run, rng = self.run, self.rng
-        last = children[rng.randrange(len(children))]
-        for _ in range(self.options.rollout_depth - 1):
-            if last.depth >= self.max_depth:
-                return 0.0, None
-            below = await run.step.expand(last)
-            hit = run.first_answer(below)
-            if hit is not None:
-                return 1.0, hit
-            open_nodes = [c for c in below if not c.solved]
-            if not open_nodes:
-                return 0.0, None
-            last = open_nodes[rng.randrange(len(open_nodes))]
-        if last.score is None:
-            await run.step.score([last])
-            self.scale.add(last.score)
-        return self.scale.of(last.score), None
+    def _valued(self, run: Run[S]) -> None:
+        """The leaf's children join the tree; the reward is theirs, or a rollout's."""
+        for child in self.children:
+            self.stats[child.id] = _Stats()
+        self.stats[self.path[-1].id].children = self.children
+        self.found = self.hit
+        if self.found is None and self.children:
+            if self.options.rollout_depth > 0:
+                # Up to ``rollout_depth`` random gated steps from the leaf, the first to one of its children.
+                self.last = self.children[self.rng.randrange(len(self.children))]
+                self.roll_left = self.options.rollout_depth - 1
+                self._roll(run)
+                return
+            self._backup(run, max(self.scale.of(c.score) for c in self.children))
+            return
+        self._backup(run, 0.0)  # a dead end (nothing the gate let in, or the depth limit), or an answer
 
-    def _backup(self, path: list[Node[S]], reward: float, round_no: int) -> None:
+    def _roll(self, run: Run[S]) -> None:
+        assert self.last is not None
+        if self.roll_left > 0:
+            if self.last.depth >= self.max_depth:
+                self._backup(run, 0.0)
+            else:
+                self.stage = "roll"
+        elif self.last.score is None:
+            self.stage = "rollscore"
+        else:
+            self._backup(run, self.scale.of(self.last.score))
+
+    def _rolled(self, run: Run[S], below: list[Node[S]]) -> None:
+        self.found = run.first_answer(below)
+        open_nodes = [c for c in below if not c.solved]
+        if self.found is not None or not open_nodes:
+            self._backup(run, 0.0)
+            return
+        self.last = open_nodes[self.rng.randrange(len(open_nodes))]
+        self.roll_left -= 1
+        self._roll(run)
+
+    def _backup(self, run: Run[S], reward: float) -> None:
+        """The iteration's reward (1 at an answer, found by the expansion or by the rollout) backed
+        up its path; then the next iteration."""
+        path = self.path
+        reward = 1.0 if self.found is not None else reward
         for node in path:
             s = self.stats[node.id]
             s.visits += 1
             s.total += reward
-        self.run.new_round(round_no, path[-1], path=[nd.id for nd in path], reward=reward)
-
-    async def advance(self) -> bool:
-        """One iteration; True when the search is over (an answer, or ``answers`` of them, the
-        iterations run out, a dead root, or a budget)."""
-        if self.done or self.round >= self.options.iterations or self.stats[self.root.id].dead:
-            self.done = True
-            return True
-        self.round += 1
-        await self._iteration()
-        return self.done
-
-    async def _iteration(self) -> None:
-        run = self.run
-        path = self._select()
-        leaf = path[-1]
-        if leaf is not self.root:
-            run.keep(leaf)
-        run.reach(leaf)
-        children, self.found = await self._expand(leaf)
-        for child in children:
-            self.stats[child.id] = _Stats()
-        self.stats[leaf.id].children = children
-        reward = 0.0  # a dead end: nothing the gate let in, or the depth limit
-        if self.found is None and children:
-            if self.options.rollout_depth > 0:
-                reward, self.found = await self._rollout(children)
-            else:
-                reward = max(self.scale.of(c.score) for c in children)
-        if self.found is not None:  # an answer, found by the expansion or by the rollout
-            reward = 1.0
-        self._backup(path, reward, self.round)
+        run.new_round(self.round, path[-1], path=[nd.id for nd in path], reward=reward)
         if self.found is not None:
             if self.options.answers == 1:
                 self.done = True
                 return
-            # several asked: answers are terminals (_expand keeps its own in ``seen``); the search goes on
+            # several asked: answers are terminals (_expanded keeps its own in ``seen``); the search goes on
             self.seen.setdefault(self.found[1], self.found[0])
             self.found = None
             if len(self.seen) >= self.options.answers:
                 self.done = True
                 return
-        if not children:
+        if not self.children:
             self._mark_dead(path)
+        self._iterate(run)
 
-    def finish(self) -> SearchResult[S]:
-        run, stats, root, seen, stopped = self.run, self.stats, self.root, self.seen, self.stopped
+    def finish(self, run: Run[S], stopped: str | None) -> SearchResult[S]:
+        stats, root, seen = self.stats, self.root, self.seen
         for s in stats.values():
             if s.children is not None:
                 for child in s.children:

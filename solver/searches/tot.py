@@ -7,7 +7,7 @@ re-verified from the original puzzle text alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Hashable, TypeVar
 
 from solver.budget import Usage
@@ -15,11 +15,11 @@ from solver.evaluators import Evaluator
 from solver.expansion import Run, SearchResult, open_run
 from solver.generators import Generator
 from solver.lm.client import LMClient
-from solver.lm.session import gather_all
 from solver.node import Node, SeenStates
 from solver.search_options import Options, option
-from solver.searches.common import DECIMALS, begin, quantise, ranked, visit_from_root
+from solver.searches.common import DECIMALS, AskTell, Frame, begin, quantise, ranked
 from solver.settings import SearchSettings
+from solver.step import Ask, Expand, Score
 from solver.task import Task
 from solver.trace import Trace
 
@@ -51,54 +51,72 @@ async def bfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evalu
     (``breadth``, ``early_stop``). ``gate=False`` lets rejected thoughts in through the task's
     ``apply_unchecked`` (ablation)."""
     run = open_run(task, puzzle, generator, evaluator, client, trace, usage, gate)
-    return await run.conduct(Bfs(BfsOptions(**options)), SearchSettings("tot-bfs", depth=depth))
+    return await run.conduct(Bfs[S](BfsOptions(**options)), SearchSettings("tot-bfs", depth=depth))
 
 
-@dataclass(frozen=True)
-class Bfs:
-    """The paper's BFS on a run's gated step: level by level, the best ``breadth`` states of each
-    level (by quantised score, ties in generation order) go on to the next."""
+@dataclass
+class Bfs(AskTell[S]):
+    """The paper's BFS as a state that asks: a level's expansions together, then the level's
+    scoring; the best ``breadth`` states of each level (by quantised score, ties in generation
+    order) go on to the next."""
 
     options: BfsOptions = BfsOptions()
+    max_depth: int = field(init=False)
+    level: int = field(init=False)  # levels expanded
+    frontier: list[Node[S]] = field(init=False)
+    candidates: list[Node[S]] = field(init=False)  # the level's new states
+    scoring: list[Node[S]] = field(init=False)  # those being scored: solved ones to choose among, or open ones
+    choosing: bool = field(init=False)  # whether ``scoring`` holds solved states
+    done: bool = field(init=False)
 
-    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
-        breadth, step = self.options.breadth, run.step
-        max_depth = begin(run, settings, self.options)
-        frontier = [run.root()]
-        run.reach(frontier[0])
-        for _level in range(max_depth):
-            proposals = await gather_all(*(step.generate(nd) for nd in frontier))
-            groups = [step.gate_all(nd, ths) for nd, ths in zip(frontier, proposals, strict=True)]
-            candidates: list[Node[S]] = []
+    def start(self, run: Run[S], settings: SearchSettings) -> None:
+        self.max_depth = begin(run, settings, self.options)
+        self.level, self.candidates, self.scoring, self.choosing = 0, [], [], False
+        self.frontier = [run.root()]
+        run.reach(self.frontier[0])
+        self.done = self.max_depth <= 0
+
+    def ask(self) -> list[Ask[S]]:
+        if self.done:
+            return []
+        return [Score(self.scoring)] if self.scoring else [Expand(nd) for nd in self.frontier]
+
+    def tell(self, run: Run[S], outcomes: list[Any]) -> None:
+        if self.choosing:  # several verified solutions at once, scored: the best first
+            self._chosen(run, ranked(self.scoring))
+        elif self.scoring:
+            self._next_level(run)
+        else:
             seen: SeenStates[S] = SeenStates()  # this level's states
-            for group in groups:
-                candidates.extend(child for child in group if not step.duplicate(child, seen))
-            solved = [c for c in candidates if c.solved]
+            self.candidates = [c for group in outcomes for c in group if not run.step.duplicate(c, seen)]
+            solved = [c for c in self.candidates if c.solved]
             if len(solved) > 1 and run.found is None:
                 # Several verified solutions at once (e.g. passages that all pass the gate): let
                 # the evaluator choose among them, as the paper's vote does at the last step.
-                await step.score(solved)
-                solved = ranked(solved)
-            if run.found is None:
-                run.found = run.first_answer(solved)  # kept if a budget stops the search later
-            if run.found is not None and self.options.early_stop:
-                break
-            open_nodes = [c for c in candidates if not c.solved]
-            if not open_nodes:
-                break
-            await step.score(open_nodes)
-            # Quantised scores, stable order: ties keep generation order, and the trace says a
-            # tie decided it.
-            order = ranked(open_nodes)
-            frontier = order[:breadth]
-            for nd in frontier[:1]:
-                run.reach(nd)
-            cutoff = quantise(frontier[-1].score) if frontier else None
-            for nd in frontier:
-                run.keep(nd)
-            for nd in order[breadth:]:
-                run.cut(nd, "beam", score=nd.score, tie=quantise(nd.score) == cutoff)
-        return run.stop(None)  # the answer found, if any
+                self.scoring, self.choosing = solved, True
+            else:
+                self._chosen(run, solved)
+
+    def _chosen(self, run: Run[S], solved: list[Node[S]]) -> None:
+        self.scoring, self.choosing = [], False
+        if run.found is None:
+            run.found = run.first_answer(solved)  # kept if a budget stops the search later
+        self.scoring = [c for c in self.candidates if not c.solved]
+        self.done = not self.scoring or (run.found is not None and self.options.early_stop)
+
+    def _next_level(self, run: Run[S]) -> None:
+        # Quantised scores, stable order: ties keep generation order, and the trace says a tie decided it.
+        order, breadth = ranked(self.scoring), self.options.breadth
+        self.frontier, self.scoring = order[:breadth], []
+        for nd in self.frontier[:1]:
+            run.reach(nd)
+        cutoff = quantise(self.frontier[-1].score) if self.frontier else None
+        for nd in self.frontier:
+            run.keep(nd)
+        for nd in order[breadth:]:
+            run.cut(nd, "beam", score=nd.score, tie=quantise(nd.score) == cutoff)
+        self.level += 1
+        self.done = self.level >= self.max_depth
 
 
 async def dfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
@@ -107,52 +125,82 @@ async def dfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evalu
     """DFS for ``depth`` levels, ``options`` those of ``DfsOptions`` (``prune_below``,
     ``dfs_children``)."""
     run = open_run(task, puzzle, generator, evaluator, client, trace, usage, gate)
-    return await run.conduct(Dfs(DfsOptions(**options)), SearchSettings("tot-dfs", depth=depth))
+    return await run.conduct(Dfs[S](DfsOptions(**options)), SearchSettings("tot-dfs", depth=depth))
 
 
-@dataclass(frozen=True)
-class Dfs:
-    """The paper's DFS on a run's gated step: children in non-increasing score order; a child
+@dataclass
+class Dfs(AskTell[S]):
+    """The paper's DFS as a state that asks: children in non-increasing score order; a child
     scoring below ``prune_below`` is pruned; an exhausted subtree backtracks to its parent, whose
     state is still held as it was. ``dfs_children`` caps how many children of one node are tried
     (Long's C)."""
 
     options: DfsOptions = DfsOptions()
+    threshold: float = field(init=False)
+    max_depth: int = field(init=False)
+    stack: list[Frame[S]] = field(init=False)
+    opening: Node[S] | None = field(init=False)  # the node being expanded
+    children: list[Node[S]] = field(init=False)  # its children, while they are scored
+    scoring: list[Node[S]] = field(init=False)  # those being scored: solved ones to choose among, or open ones
 
-    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
-        step, evaluator = run.step, run.step.require_evaluator()
-        given, max_children = self.options.prune_below, self.options.dfs_children
-        threshold = evaluator.prune_below if given is None else given
-        max_depth = begin(run, settings, self.options, prune_below=threshold)
+    def start(self, run: Run[S], settings: SearchSettings) -> None:
+        given = self.options.prune_below
+        self.threshold = run.step.require_evaluator().prune_below if given is None else given
+        self.max_depth = begin(run, settings, self.options, prune_below=self.threshold)
+        self.stack, self.children, self.scoring = [], [], []
+        self.opening = run.root()
+        run.reach(self.opening)
 
-        async def visit(node: Node[S]) -> tuple[Node[S], str] | None:
-            run.reach(node)
-            children = await step.expand(node)
-            solved = [c for c in children if c.solved]
+    def ask(self) -> list[Ask[S]]:
+        if self.opening is None:
+            return []
+        return [Score(self.scoring)] if self.scoring else [Expand(self.opening)]
+
+    def tell(self, run: Run[S], outcomes: list[Any]) -> None:
+        if not self.scoring:
+            self.children = outcomes[0]
+            solved = [c for c in self.children if c.solved]
             if len(solved) > 1:
                 # Several solutions at once (crosswords: every word that completes the grid): the
                 # evaluator chooses among them, as BFS does, instead of the generator's first.
-                await step.score(solved)
-                solved = ranked(solved)
-            hit = run.first_answer(solved)
-            if hit is not None:
-                return hit
-            open_nodes = [c for c in children if not c.solved]
-            await step.score(open_nodes)
-            tried = 0
-            for child in ranked(open_nodes):
-                if quantise(child.score) < threshold:
-                    run.cut(child, "pruned", score=child.score)
-                    continue
-                if child.depth >= max_depth or (max_children is not None and tried >= max_children):
-                    run.cut(child, "depth" if child.depth >= max_depth else "children")
-                    continue
-                tried += 1
-                run.keep(child)
-                hit = await visit(child)
-                if hit is not None:
-                    return hit
-                run.backtrack(child, node)
-            return None
+                self.scoring = solved
+                return
+            self._chosen(run, solved)
+        elif self.scoring[0].solved:
+            self._chosen(run, ranked(self.scoring))
+        else:
+            self._push(run)
 
-        return await visit_from_root(run, visit, searched_all=False)  # the paper's DFS claims no proof
+    def _chosen(self, run: Run[S], solved: list[Node[S]]) -> None:
+        run.found = run.first_answer(solved)
+        self.scoring = [c for c in self.children if not c.solved] if run.found is None else []
+        if run.found is not None:
+            self.opening = None
+        elif not self.scoring:
+            self._push(run)
+
+    def _push(self, run: Run[S]) -> None:
+        assert self.opening is not None
+        self.stack.append(Frame(self.opening, ranked(self.scoring)))
+        self.children, self.scoring = [], []
+        self.opening = None
+        while self.stack:
+            frame = self.stack[-1]
+            if frame.current is not None:
+                run.backtrack(frame.current, frame.node)
+                frame.current = None
+            if not frame.queue:
+                self.stack.pop()
+                continue
+            child = frame.queue.pop(0)
+            cap = self.options.dfs_children
+            if quantise(child.score) < self.threshold:
+                run.cut(child, "pruned", score=child.score)
+            elif child.depth >= self.max_depth or (cap is not None and frame.tried >= cap):
+                run.cut(child, "depth" if child.depth >= self.max_depth else "children")
+            else:
+                frame.tried += 1
+                run.keep(child)
+                frame.current = self.opening = child
+                run.reach(child)
+                return
