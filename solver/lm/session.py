@@ -22,7 +22,7 @@ from solver.lm.cache import Cache, CacheMiss, CacheMode, cache_key
 EventSink = Callable[[dict[str, object]], None]
 T = TypeVar("T")
 
-__all__ = ["OUT_OF_TIME", "EventSink", "NotSaved", "Session", "SharedClient", "gather_all", "trace_sink"]
+__all__ = ["OUT_OF_TIME", "EventSink", "Session", "SharedClient", "gather_all", "trace_sink"]
 
 
 class SharedClient(Protocol):
@@ -78,11 +78,6 @@ class _NotSent(ServerUnavailable):
     waiting out each queued request's own timeout would hold it for minutes)."""
 
 
-class NotSaved(Exception):
-    """During a checkpoint's replay: a request the saved run did not make, or whose answer the
-    checkpoint does not hold (it is of another run, or it was altered). Never sent to the model."""
-
-
 # How a saved run's failed request failed (``Session.memo_state``): a failed call, or one the
 # seconds budget cut off (which stopped the search there).
 _FAILURES = ("failed", "seconds")
@@ -122,17 +117,6 @@ def _failure(x: object) -> str:
     return str(x)
 
 
-@dataclass(slots=True)
-class _Replay:
-    """A checkpoint's replay in progress: the calls the saved run made that are still to come,
-    its failed requests still to fail again (by key, in order), and the budget that stopped it
-    (None: it stopped for no budget, or has not stopped)."""
-
-    calls_left: int
-    failures: dict[str, list[str]]
-    stopped: str | None
-
-
 def _tokens_key(keys: list[str]) -> str:
     return cache_key(kind="tokens", keys=keys)
 
@@ -156,7 +140,7 @@ class Session:
     """One run on a shared client: its ``usage`` (and budget), its event sink and its memo."""
 
     __slots__ = ("_client", "_usage", "_on_event", "_texts", "_scores", "_logprobs", "_failures", "_pending",
-                 "_unavailable", "_replay")
+                 "_unavailable")
 
     def __init__(self, client: SharedClient, usage: Usage | None = None,
                  on_event: EventSink | None = None) -> None:
@@ -169,7 +153,6 @@ class Session:
         # Every failed request of this run, by key, in order (a checkpoint keeps them: its replay
         # fails them again, so it rebuilds the run as it was, and asks the model nothing).
         self._failures: dict[str, list[str]] = {}
-        self._replay: _Replay | None = None
         # Requests of this run still in flight, by memo key: an identical request made meanwhile
         # waits for the first one's answer (a memo hit, as it is in a replay, where the recorded
         # answer arrives at once), so live and replayed runs count the same calls and tokens.
@@ -201,40 +184,6 @@ class Session:
         logprobs = _table(state["logprobs"], "log-probabilities", _number_or_none)
         failures = _table(state["failed"], "failed requests", _failure)
         self._texts, self._scores, self._logprobs, self._failures = texts, scores, logprobs, failures
-
-    def start_replay(self, calls: int, stopped: str | None) -> None:
-        """From here until ``end_replay``, the saved run's ``calls`` requests are answered from the
-        memo (its failures fail again, in order, with no event: the first part's trace has them),
-        and no request reaches the model: one beyond those raises ``BudgetExhausted(stopped)``
-        where the saved run stopped there for that budget, else ``NotSaved``, as does one the memo
-        cannot answer."""
-        self._replay = _Replay(calls, {k: list(v) for k, v in self._failures.items()}, stopped)
-
-    def end_replay(self) -> None:
-        self._replay = None
-
-    def _replayed(self, key: str, answers: dict[str, list[Any]], size: int | None) -> list[Any] | None:
-        """One request during a replay (``start_replay``), counted as the saved run counted it: its
-        answer, or None where it failed then (and fails again)."""
-        replay, usage = self._replay, self._usage
-        assert replay is not None
-        if replay.calls_left <= 0:
-            if replay.stopped is not None:  # where the saved run's budget stopped it, with no call
-                raise BudgetExhausted(replay.stopped)
-            raise NotSaved("its steps make more model calls than the saved run made")
-        replay.calls_left -= 1
-        usage.calls += 1
-        failed = replay.failures.get(key)
-        if failed:
-            usage.failed_calls += 1
-            if failed.pop(0) == "seconds":
-                raise BudgetExhausted("seconds")
-            return None
-        got = answers.get(key)
-        if got is None or (size is not None and len(got) != size):
-            raise NotSaved("it does not hold the model's answer to a request the saved run made")
-        usage.cache_hits += 1
-        return list(got)
 
     @property
     def usage(self) -> Usage:
@@ -333,8 +282,6 @@ class Session:
         usage = self._usage
         keys = self._sample_keys(prompt, params)
         memo_key = "|".join(keys)
-        if self._replay is not None:
-            return self._replayed(memo_key, self._texts, None) or []
         usage.check_call()
         usage.calls += 1
         if memo_key in self._texts:
@@ -433,8 +380,6 @@ class Session:
     async def _score(self, prompt: str, continuations: Sequence[str], purpose: str) -> list[float] | None:
         usage, client = self._usage, self._client
         key = client.key("score", prompt, {"continuations": list(continuations)}, 0)
-        if self._replay is not None:
-            return self._replayed(key, self._scores, len(continuations))
         usage.check_call()
         usage.calls += 1
         memo = self._scores.get(key)

@@ -32,7 +32,7 @@ from solver.settings import SearchSettings
 from solver.step import Ask
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["AskTell", "DECIMALS", "Frame", "Transpositions", "begin", "quantise", "ranked"]
+__all__ = ["AskTell", "DECIMALS", "Frame", "next_child", "Transpositions", "begin", "quantise", "ranked"]
 
 DECIMALS = 3  # scores equal to 3 decimal places are ties, broken by the generator's order
 
@@ -92,6 +92,24 @@ class Frame(Generic[S]):
     deferred: list[Node[S]] = field(default_factory=list)
     current: Node[S] | None = None
     tried: int = 0
+
+
+def next_child(stack: list[Frame[S]], run: Run[S], explored: SeenStates[S] | None = None
+               ) -> tuple[Frame[S], Node[S]] | None:
+    """The next child a depth-first path offers, backtracking from each child searched to the end
+    (recorded in ``explored``, where given) and from each frame with none left; None: the path is
+    empty, the search is over."""
+    while stack:
+        frame = stack[-1]
+        if frame.current is not None:
+            if explored is not None:
+                explored.record(frame.current)
+            run.backtrack(frame.current, frame.node)
+            frame.current = None
+        if frame.queue:
+            return frame, frame.queue.pop(0)
+        stack.pop()
+    return None
 
 
 class AskTell(Generic[S]):

@@ -23,7 +23,7 @@ from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node, SeenStates
 from solver.search_options import NoOptions
-from solver.searches.common import DECIMALS, AskTell, Frame, begin, quantise, ranked
+from solver.searches.common import DECIMALS, AskTell, Frame, begin, next_child, quantise, ranked
 from solver.settings import SearchSettings
 from solver.step import Ask, Expand, Score
 from solver.task import Task
@@ -103,16 +103,8 @@ class Complete(AskTell[S]):
     def _next(self, run: Run[S]) -> None:
         """Back up the path to the next child worth a visit, which is expanded next (none: over)."""
         self.opening = None
-        while self.stack:
-            frame = self.stack[-1]
-            if frame.current is not None:
-                self.explored.record(frame.current)
-                run.backtrack(frame.current, frame.node)
-                frame.current = None
-            if not frame.queue:
-                self.stack.pop()
-                continue
-            child = frame.queue.pop(0)
+        while (got := next_child(self.stack, run, self.explored)) is not None:
+            frame, child = got
             if self.explored.known(child):
                 run.cut(child, "duplicate")
             elif child.depth >= self.max_depth:

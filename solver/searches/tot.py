@@ -17,7 +17,7 @@ from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node, SeenStates
 from solver.search_options import Options, option
-from solver.searches.common import DECIMALS, AskTell, Frame, begin, quantise, ranked
+from solver.searches.common import DECIMALS, AskTell, Frame, begin, next_child, quantise, ranked
 from solver.settings import SearchSettings
 from solver.step import Ask, Expand, Score
 from solver.task import Task
@@ -184,15 +184,8 @@ class Dfs(AskTell[S]):
         self.stack.append(Frame(self.opening, ranked(self.scoring)))
         self.children, self.scoring = [], []
         self.opening = None
-        while self.stack:
-            frame = self.stack[-1]
-            if frame.current is not None:
-                run.backtrack(frame.current, frame.node)
-                frame.current = None
-            if not frame.queue:
-                self.stack.pop()
-                continue
-            child = frame.queue.pop(0)
+        while (got := next_child(self.stack, run)) is not None:
+            frame, child = got
             cap = self.options.dfs_children
             if quantise(child.score) < self.threshold:
                 run.cut(child, "pruned", score=child.score)
