@@ -182,9 +182,9 @@ class GatedStep(Generic[S]):
         if cached is not None:
             return cached[:2]
         self.checks += 1
-        return self.check(node.state, thought)
+        return self.verdict_of(node.state, thought)
 
-    def check(self, state: S, thought: Thought) -> tuple[Verdict[S], str | None]:
+    def verdict_of(self, state: S, thought: Thought) -> tuple[Verdict[S], str | None]:
         """``task.check`` of ``thought`` at ``state`` (through ``apply_unchecked`` where the gate is
         off and refuses it) and the gate's reason then; a checkpoint rebuilds its states so."""
         verdict = self.task.check(state, thought)
@@ -264,7 +264,7 @@ class GatedStep(Generic[S]):
     def reprobe(self, node: Node[S], thought: Thought) -> bool:
         """A probed thought's verdict again, as a checkpoint is read (not counted as a check);
         False where the gate refuses it (it was not probed so)."""
-        verdict, reason = self.check(node.state, thought)
+        verdict, reason = self.verdict_of(node.state, thought)
         self._probed[(node.id, thought.text)] = (verdict, reason, node)
         return not isinstance(verdict, Invalid)
 

@@ -232,7 +232,7 @@ class _Reader(Generic[S]):
                 if not 0 <= parent < i:
                     raise _Bad(f"node {i}: its parent")
                 up = self.nodes[parent]
-                verdict, _ = run.step.check(up.state, Thought(thought, prior))
+                verdict, _ = run.step.verdict_of(up.state, Thought(thought, prior))
                 if isinstance(verdict, Invalid) or isinstance(verdict, Solved) != solved:
                     raise _Bad(f"node {i}: its thought does not pass the checker at its parent's state as saved")
                 node = Node(nid, verdict.state, up, up.depth + 1, thought, prior, solved, verdict.note, score, entry[6])
