@@ -15,7 +15,7 @@ import pytest
 
 from tasks.countdown.data import SPLITS, generate_split, load_file, load_split, normalise, split_path
 from tasks.countdown.task import parse_puzzle
-from tests.test_countdown_exact import brute_once
+from tests.test_countdown_exact import brute_once, reference_ok
 
 
 def tot(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -111,3 +111,15 @@ def test_the_command_line(tmp_path: Path) -> None:
         out = tot("solve", "countdown", *argv)
         assert out.returncode == 2 and message in out.stderr, (argv, out.stderr)
         assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
+
+
+def test_bench_runs_on_a_shipped_set(tmp_path: Path) -> None:
+    out = tot("bench", "countdown", "--set", "test", "--range", "1-2", "--methods", "tot-complete:enumerate:oracle",
+              "--out", str(tmp_path / "bench"), "--no-plots", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in (tmp_path / "bench" / "results.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["test:1", "test:2"] and all(r["verified"] for r in rows)
+    # the answers by the test's own reader, not the task's
+    for r in rows:
+        numbers, target = parse_puzzle(r["puzzle"])
+        assert reference_ok(numbers, r["answer"], target, "once"), r["answer"]
