@@ -40,6 +40,7 @@ class Expand(Generic[S]):
     node: Node[S]
     pick: Callable[[list[Thought]], list[Thought]] | None = None
     seen: SeenStates[S] | None = None  # a table the asks of one round share: a state it knows is cut
+    level: bool = False  # one of a level's expansions, sent with the others (``gather_all``) even alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +117,8 @@ class GatedStep(Generic[S]):
             await (self.score_probes if ask.probes else self.score)(ask.nodes)
             return None
 
-        got = [await one(asks[0])] if len(asks) == 1 else await gather_all(*(one(a) for a in asks))
+        alone = len(asks) == 1 and not (isinstance(asks[0], Expand) and asks[0].level)
+        got = [await one(asks[0])] if alone else await gather_all(*(one(a) for a in asks))
         out = []
         for ask, outcome in zip(asks, got, strict=True):
             if isinstance(ask, Expand):

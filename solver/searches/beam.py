@@ -155,7 +155,7 @@ class Beam(AskTell[S]):
         if self.scoring:
             return [Score(self.scoring)]
         seen: SeenStates[S] = SeenStates()  # this level's states
-        return [Expand(nd, self._draw, seen) for nd in self.chains] if self.hit is None else []
+        return [Expand(nd, self._draw, seen, True) for nd in self.chains] if self.hit is None else []
 
     def tell(self, run: Run[S], outcomes: list[Any]) -> None:
         if self.scoring:

@@ -79,7 +79,7 @@ class Bfs(AskTell[S]):
     def ask(self) -> list[Ask[S]]:
         if self.done:
             return []
-        return [Score(self.scoring)] if self.scoring else [Expand(nd) for nd in self.frontier]
+        return [Score(self.scoring)] if self.scoring else [Expand(nd, level=True) for nd in self.frontier]
 
     def tell(self, run: Run[S], outcomes: list[Any]) -> None:
         if self.choosing:  # several verified solutions at once, scored: the best first
