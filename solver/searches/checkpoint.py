@@ -128,18 +128,18 @@ def load(data: bytes, run: Run[S], cls: type[T]) -> T:
         for name in names:
             setattr(search, name, reader.read(hints[name], state[name], name))
         books = reader.read(_Books[Any], saved.get("books"), "the run's books")
-        _restore(run, books, saved.get("memo"))
+        _restore(run, books, saved.get("memo"), reader.nodes)
         run.loaded = True
     except (_Bad, RecursionError) as exc:
         raise ValueError(f"a malformed checkpoint ({exc or 'nested too deep'})") from None
     return search
 
 
-def _restore(run: Run[Any], books: _Books[Any], memo: object) -> None:
+def _restore(run: Run[Any], books: _Books[Any], memo: object, nodes: list[Node[Any]]) -> None:
     """The run's books as saved (``_Bad`` where they are not books a run keeps)."""
     step = run.step
-    if books.made <= max((n.id for n in (books.best, *(p for p, _ in books.probed)) if n is not None), default=-1):
-        raise _Bad("the run's books: node ids")
+    if books.made <= max((n.id for n in nodes), default=-1):
+        raise _Bad("the run's books: node ids (one at or above the next id)")
     if set(books.usage) != set(_COUNTS) or not all(0 <= v for v in books.usage.values()):
         raise _Bad("the run's books: usage (each count a whole number from 0)")
     if not 0 <= books.elapsed < _MAX_INT:  # NaN fails this too
