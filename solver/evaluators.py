@@ -184,10 +184,12 @@ class Prior:
 
 @dataclass(slots=True)
 class Oracle:
-    """Exact ground truth (1 solvable, 0 not). For ablations and upper bounds; never the default."""
+    """Exact ground truth (1 solvable, 0 not). For ablations and upper bounds; the default only
+    where a task says so (Countdown, whose tree is too large to search without it)."""
 
     name: str = "oracle"
     prune_below: float = 0.5
+    exact: ClassVar[bool] = True  # a score below prune_below is a proof: no answer below that state
     needs: ClassVar[Needs] = Needs((HasOracle,))
 
     async def __call__(self, task: Task[S], nodes: Sequence[Node[S]],

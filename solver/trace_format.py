@@ -63,6 +63,9 @@ FIELDS: dict[str, tuple[str, str]] = {
     "prune_below": (NUMBER, "tot-dfs: children scoring below this are cut (the option's, else the evaluator's)"),
     "defer_below": (NUMBER, "tot-complete: children scoring below this are tried last"),
     "decimals": (INT, "tot-complete: scores are compared rounded to this many decimals"),
+    "proven_cuts": (ANY, "tot-complete with --prune-proven and an exact evaluator: search, true (a child it "
+                         "scores below defer_below is cut, pruned, its proof of no answer the evaluator's); end, "
+                         "how many were cut so"),
     "log_likelihood": (BOOL, "beam: the generator gives log-likelihoods (false: self-evaluation alone)"),
     "node": (INT, "a node's id, unique in its run (root 0)"),
     "parent": (INT, "the id of the node a thought was proposed for"),
@@ -138,7 +141,7 @@ _END = ("answer", "report", "stopped_by", "proposed", "rejected", "expanded", "e
         "raw_answers", "invalid_answers", "calls", "backend_calls", "cache_hits", "failed_calls", "score_calls",
         "failed_scores",
         "replayed_tokens", "prompt_tokens", "completion_tokens", "tokens", "steps", "seconds", "cost",
-        "not_tried", "limit", "reasoning_tokens", "answers", "answers_note")
+        "not_tried", "limit", "reasoning_tokens", "answers", "answers_note", "proven_cuts")
 
 # event -> spec. Every event the writers (search, controller, complete search, baselines, the LM
 # client, the log importers) produce; ``t`` is on every recorded event and not listed.
@@ -151,7 +154,7 @@ EVENTS: dict[str, EventSpec] = {
                         "samples", "rounds", "id", "prune", "audit", "log_game", "grammar", "adapter")),
     "search": EventSpec("the search's settings, and the task, puzzle and options it searched", ("method",),
                         ("task", "puzzle", "options", "generator", "evaluator", "depth", "seed", "search_options",
-                         "prune_below", "defer_below", "decimals", "log_likelihood")),
+                         "prune_below", "defer_below", "decimals", "log_likelihood", "proven_cuts")),
     "root": EventSpec("the root state, node 0", ("node", "state"), ("solved",)),
     "expand": EventSpec("the generator is asked for the children of a node", ("node",), ("depth", "request")),
     "incomplete": EventSpec("an enumeration limit left legal thoughts of a node untried (never a proof then)",

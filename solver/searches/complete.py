@@ -22,7 +22,7 @@ from solver.expansion import Run, SearchResult, open_run
 from solver.generators import Generator
 from solver.lm.client import LMClient
 from solver.node import Node, SeenStates
-from solver.search_options import NoOptions
+from solver.search_options import Options, option
 from solver.searches.common import DECIMALS, AskTell, Frame, begin, next_child, quantise, ranked
 from solver.settings import SearchSettings
 from solver.step import Ask, Expand, Score
@@ -30,7 +30,7 @@ from solver.task import Task
 from solver.trace import Trace
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["Complete", "complete_dfs"]
+__all__ = ["Complete", "CompleteOptions", "ProvenCuts", "complete_dfs"]
 
 
 async def complete_dfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
@@ -44,14 +44,36 @@ async def complete_dfs(task: Task[S], puzzle: str, generator: Generator, evaluat
     return await run.conduct(Complete[S](decimals=decimals), SearchSettings("tot-complete", depth=depth))
 
 
+@dataclass(frozen=True)
+class CompleteOptions(Options):
+    """``tot-complete``'s own options (``solver.search_options``)."""
+
+    prune_proven: bool = option(False, "cut the states an exact evaluator (the oracle) proves have no answer instead "
+                                       "of deferring them (the proof is then the evaluator's); with another "
+                                       "evaluator nothing is cut")
+
+
+@dataclass(frozen=True)
+class ProvenCuts:
+    """``tot-complete``'s own part of a result where an exact evaluator's proofs cut states: how
+    many (the ``end`` event's ``proven_cuts``)."""
+
+    count: int
+
+    def summary(self) -> dict[str, object]:
+        return {"proven_cuts": self.count}
+
+
 @dataclass
 class Complete(AskTell[S]):
-    """``complete_dfs``'s order as a state that asks (it has no options of its own; ``decimals``
-    is for tests of float noise): the path is a stack of frames."""
+    """``complete_dfs``'s order as a state that asks (``decimals`` is for tests of float noise):
+    the path is a stack of frames."""
 
-    options: NoOptions = NoOptions()
+    options: CompleteOptions = CompleteOptions()
     decimals: int = DECIMALS
     threshold: float = field(init=False)
+    proven: bool = field(init=False)  # whether an exact evaluator's proofs cut states (``prune_proven``)
+    cut_proven: int = field(init=False)  # states so cut
     max_depth: int = field(init=False)
     explored: SeenStates[S] = field(init=False)  # the states fully explored, each at its smallest depth
     stack: list[Frame[S]] = field(init=False)
@@ -61,8 +83,12 @@ class Complete(AskTell[S]):
     hit: tuple[Node[S], str] | None = field(init=False)
 
     def start(self, run: Run[S], settings: SearchSettings) -> None:
-        self.threshold = run.step.require_evaluator().prune_below
-        self.max_depth = begin(run, settings, self.options, defer_below=self.threshold, decimals=self.decimals)
+        evaluator = run.step.require_evaluator()
+        # Only an exact evaluator's low score is a proof; with any other, nothing is cut.
+        self.proven = self.options.prune_proven and getattr(evaluator, "exact", False) is True
+        self.threshold, self.cut_proven = evaluator.prune_below, 0
+        self.max_depth = begin(run, settings, self.options, defer_below=self.threshold, decimals=self.decimals,
+                               **({"proven_cuts": True} if self.proven else {}))
         self.explored, self.stack, self.fresh, self.scoring, self.hit = SeenStates(), [], [], False, None
         self.opening = run.root()
         run.reach(self.opening)
@@ -96,6 +122,11 @@ class Complete(AskTell[S]):
         order = ranked(self.fresh, self.decimals)
         good = [c for c in order if quantise(c.score, self.decimals) >= self.threshold]
         deferred = [c for c in order if c not in good]  # below the threshold, or NaN: last, never dropped
+        if self.proven:  # an exact evaluator proved these have no answer below them
+            for child in [c for c in deferred if c.score is not None]:
+                deferred.remove(child)
+                run.cut(child, "pruned", score=child.score)
+                self.cut_proven += 1
         self.stack.append(Frame(self.opening, good + deferred, deferred))
         self.fresh, self.scoring = [], False
         self._next(run)
@@ -116,6 +147,8 @@ class Complete(AskTell[S]):
                 return
 
     def finish(self, run: Run[S], stopped: str | None) -> SearchResult[S]:
+        extra = ProvenCuts(self.cut_proven) if self.proven else None
         if self.hit is not None:
-            return run.result(*self.hit, None)
-        return run.result(None, None, stopped, searched_all=stopped is None)  # a proof where the step says so
+            return run.result(*self.hit, None, extra=extra)
+        # Ran out of states: a proof where the step says so (and, with proven cuts, the evaluator's).
+        return run.result(None, None, stopped, searched_all=stopped is None, extra=extra)

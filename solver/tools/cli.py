@@ -125,6 +125,10 @@ def _add_own_options(g: Any) -> None:
         try:
             if spec.type is bool:
                 g.add_argument(*names, dest=spec.dest, action=_GivenTrue, help=d.help())
+                if not spec.negated:  # off again where a task's defaults turn it on (Countdown: --no-prune-proven)
+                    g.add_argument("--no-" + spec.flag[2:], dest=spec.dest, action="store_false",
+                                   default=argparse.SUPPRESS, help=f"turns {spec.flag} off where a task's defaults "
+                                                                     "turn it on")
             else:
                 g.add_argument(*names, dest=spec.dest, type=spec.type, default=spec.default, action=_Given,
                                metavar={int: "N", float: "X"}.get(spec.type, "TEXT"), help=d.help())
@@ -341,8 +345,12 @@ def _no_answer(result: dict[str, Any]) -> str:
     oracle = result.get("oracle_solvable")
     if result.get("exhausted"):
         n = result["expanded"]
+        proven = result.get("proven_cuts")
         head = (f"no solution exists: the complete search tried every legal step from every reachable state "
-                f"({n} state{'' if n == 1 else 's'} expanded) and none reaches a solution")
+                f"({n} state{'' if n == 1 else 's'} expanded) and none reaches a solution" if not proven else
+                f"no solution exists: the complete search tried every legal step from every reachable state but "
+                f"the {proven} the exact oracle proved have no solution ({n} state{'' if n == 1 else 's'} "
+                "expanded), and none reaches a solution")
         if oracle is False:
             head += "; the exact oracle agrees (no solution from the start)"
         elif oracle is True:

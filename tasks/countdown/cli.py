@@ -43,7 +43,7 @@ class CountdownPlugin:
     name = "countdown"
     help = "Countdown: reach a whole target from the numbers with + - * /"
     # docs/countdown.md, "The default": the complete search ordered by the exact oracle (no model).
-    solve_defaults = {"method": "tot-complete", "evaluator": "oracle"}
+    solve_defaults = {"method": "tot-complete", "evaluator": "oracle", "prune_proven": True}
     bench_defaults = {"methods": "tot-complete:enumerate:oracle,tot-complete:enumerate:prior"}
 
     def add_solve_args(self, parser: argparse.ArgumentParser) -> None:
