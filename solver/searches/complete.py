@@ -6,6 +6,10 @@ evaluator's ``prune_below`` is deferred (tried after its better-scored siblings)
 Backtracking therefore visits every state the tree holds before it gives up, so a search that
 ends without an answer and without a budget or depth cut has *proved* that none exists
 (``SearchResult.exhausted``). A state explored once is not explored again (transposition table).
+One exception, asked for by ``prune_proven`` (``--prune-proven``; Countdown's default): with an
+exact evaluator (the oracle), a child it scores below the threshold is proved to have no answer
+and is cut; the proof of "no answer" then rests on that evaluator, and the trace says so
+(``proven_cuts``). With any other evaluator the option cuts nothing.
 
 Results do not depend on float noise: scores are quantised to ``decimals`` places and ties go
 to the generator's order (for ``enumerate``: the checker's enumeration order).
@@ -37,7 +41,8 @@ async def complete_dfs(task: Task[S], puzzle: str, generator: Generator, evaluat
                        client: LMClient | None, *, depth: int | None = None, decimals: int = DECIMALS,
                        trace: Trace | None = None, usage: Usage | None = None,
                        gate: bool = True) -> SearchResult[S]:
-    """DFS over every gated child, best-scored first; nothing is pruned, low scores are deferred.
+    """DFS over every gated child, best-scored first; nothing is pruned, low scores are deferred
+    (this function has no ``prune_proven``: ``run_search("tot-complete", ..., prune_proven=True)``).
     With an exhaustive generator (``enumerate*``) an unanswered, uncut search is a proof that no
     answer exists (``exhausted``); with a sampling generator it only means the samples ran out."""
     run = open_run(task, puzzle, generator, evaluator, client, trace, usage, gate)
