@@ -5,10 +5,11 @@ called as functions): a ``GatedStep`` (``solver.step``: generate, gate, deduplic
 the ``Run`` that keeps the books around it: the trace's start and root, what the search decided
 (``keep``, ``cut``, ``backtrack``, ``new_round``), the deepest state reached, every answer
 re-verified from the puzzle text before it leaves, whether a run that ran out of states proved
-anything, the run's usage for a checkpoint, and the result. ``Run.conduct`` runs a search on it:
-a puzzle given solved is answered at its root, and a budget that runs out ends the run there, once
-for every search, with the answer the search holds (``found``), if any. A search is then only the
-order in which it asks for expansions.
+anything, and the result. ``Run.begin``, ``cycle`` and ``drive`` run a search that asks and is
+told (``solver.searches.common.AskTell``), performing its asks through the gated step;
+``Run.conduct`` runs one written as a function. Either way a puzzle given solved is answered at
+its root, and a budget that runs out ends the run there, once for every search, with the answer
+the search holds, if any. A search is then only the order in which it asks for expansions.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from verifiers.report import AnswerReport, as_invalid
 from verifiers.verdict import Invalid
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
+T = TypeVar("T")
 __all__ = ["AskTell", "Run", "SearchExtra", "SearchOrder", "SearchResult", "open_run", "rule_failure", "run_usage"]
 
 
@@ -174,20 +176,26 @@ class Run(Generic[S]):
     async def cycle(self, search: AskTell[S]) -> SearchResult[S] | None:
         """One round of an asking search: what it asks for, performed through the gated step and
         told to it; its result once it asks for nothing more or a budget runs out, else None.
-        Between two cycles the run can be saved (``solver.checkpoint``)."""
+        Between two cycles the run can be saved (``solver.searches.checkpoint``)."""
         try:
-            asks = search.ask()
+            asks = self._decide(search.ask)
             if not asks:
                 return search.finish(self, None)
-            search.tell(self, await self.step.perform(asks))
+            outcomes = await self.step.perform(asks)
+            self._decide(lambda: search.tell(self, outcomes))
         except BudgetExhausted as exc:
             return search.finish(self, exc.which)
+        return None
+
+    def _decide(self, decision: Callable[[], T]) -> T:
+        """The search's own decision (``ask``, ``tell``). Where its state came from a checkpoint
+        changed with a new digest, its parts need not fit together: an error there is one line."""
+        try:
+            return decision()
         except (LookupError, TypeError, AttributeError, AssertionError, ValueError, ArithmeticError) as exc:
             if not self.loaded:
                 raise
-            # A checkpoint whose content was changed with a new digest: its parts need not fit together.
             raise ValueError(f"the checkpoint's search state does not hold together ({type(exc).__name__})") from None
-        return None
 
     async def drive(self, search: AskTell[S]) -> SearchResult[S]:
         """Cycle ``search`` (begun) to its result."""
