@@ -22,7 +22,7 @@ from verifiers.verdict import Invalid
 __all__ = ["FORM_CHECK", "MAX_ANSWER_CHARS", "MAX_NUMBER_CHARS", "MAX_PAREN_DEPTH", "MAX_PUZZLE_NUMBER", "Expression",
            "Operation", "Policy", "RULES_24", "Step", "apply_op", "can_reach", "can_reach_exhaustive", "check_step",
            "format_number", "legal_steps", "parse_expression", "parse_number", "parse_puzzle", "parse_step",
-           "read_expression", "report_answer", "unbracket", "verify_answer"]
+           "before_answer_line", "read_expression", "report_answer", "stated_answer", "unbracket", "verify_answer"]
 
 Policy = Literal["reject", "repair"]
 MAX_NUMBER_CHARS = 24
@@ -574,6 +574,32 @@ def read_expression(text: str) -> str | None:
 FORM_CHECK = "a well-formed expression (integers, + - * /, brackets; nothing evaluated as code)"
 RULES_24 = ("Game of 24: one expression using each of the four numbers exactly once, "
             "with + - * / and brackets, equal to {target} exactly")
+
+
+
+def stated_answer(text: str, target: int) -> str | None:
+    """The answer ``read_expression`` finds, with a stated result equal to ``target`` dropped (a
+    wrong stated result kept, so that the check can say so); at most 300 characters; None when
+    there is none. Unchecked: the caller verifies."""
+    found = read_expression(text)
+    if found is None:
+        return None
+    lhs, eq, rhs = found.partition("=")
+    expr = lhs.strip() if eq and rhs.strip() == str(target) else found
+    return expr[:300] or None
+
+
+_ANSWER_LINE = re.compile(r"^answer\s*:\s*(.*)$", re.IGNORECASE)
+
+
+def before_answer_line(text: str) -> str:
+    """A chain of thought's lines before its ``Answer:`` line (all of them where it has none)."""
+    head = []
+    for ln in text.splitlines():
+        if _ANSWER_LINE.match(ln.strip()):
+            break
+        head.append(ln)
+    return "\n".join(head)
 
 
 def report_answer(puzzle: Iterable[int], answer: str, target: int = 24) -> AnswerReport:

@@ -3,18 +3,15 @@ rules, the answer parser, the stop strings and the steps of a chain of thought."
 
 from __future__ import annotations
 
-import re
-
 from solver.task import Thought
 from tasks.countdown import prompts
 from tasks.countdown.parts import parse_proposals
 from tasks.countdown.state import parse_puzzle
 from verifiers import countdown as cd
-from verifiers.arithmetic import read_expression
+from verifiers.arithmetic import before_answer_line, stated_answer
 
 __all__ = ["Baselines"]
 
-_ANSWER_LINE = re.compile(r"^answer\s*:\s*(.*)$", re.IGNORECASE)
 
 
 def _one_line(text: str) -> str:
@@ -48,20 +45,9 @@ class Baselines:
         """The answer of ``text`` as the rewards and ``tot verify countdown`` read it
         (``verifiers.arithmetic.read_expression``); a stated result equal to the target is dropped,
         any other kept so that the check refuses it. Unchecked: the caller verifies."""
-        found = read_expression(text)
-        if found is None:
-            return None
-        _, target = parse_puzzle(puzzle)
-        lhs, eq, rhs = found.partition("=")
-        expr = lhs.strip() if eq and rhs.strip() == str(target) else found
-        return expr[:300] or None
+        return stated_answer(text, parse_puzzle(puzzle)[1])
 
     def chain_thoughts(self, puzzle: str, text: str) -> list[Thought]:
         """The steps of a chain of thought, before its answer line (for failure analysis)."""
         parse_puzzle(puzzle)  # a malformed puzzle fails here, as the search's root would
-        head = []
-        for ln in text.splitlines():
-            if _ANSWER_LINE.match(ln.strip()):
-                break
-            head.append(ln)
-        return parse_proposals("\n".join(head))
+        return parse_proposals(before_answer_line(text))

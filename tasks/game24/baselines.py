@@ -3,17 +3,14 @@ prompts, the answer parser, the stop strings and the steps of a chain of thought
 
 from __future__ import annotations
 
-import re
-
 from solver.task import Thought
 from tasks.game24 import prompts
 from tasks.game24.parts import parse_proposals
 from tasks.game24.state import TARGET, root_state
-from verifiers.arithmetic import read_expression
+from verifiers.arithmetic import before_answer_line, stated_answer
 
 __all__ = ["Baselines"]
 
-_ANSWER_LINE = re.compile(r"^answer\s*:\s*(.*)$", re.IGNORECASE)
 
 
 class Baselines:
@@ -41,22 +38,12 @@ class Baselines:
         ``Answer:``, that is the first line); None when there is none. A stated ``= 24`` is
         dropped, a wrong stated result kept so that the check can say so. Unchecked: the caller
         verifies."""
-        found = read_expression(text)
-        if found is None:
-            return None
-        lhs, eq, rhs = found.partition("=")
-        expr = lhs.strip() if eq and rhs.strip() == str(TARGET) else found
-        return expr[:300] or None
+        return stated_answer(text, TARGET)
 
     def chain_thoughts(self, puzzle: str, text: str) -> list[Thought]:
         """The steps of a chain of thought, before its answer line (for failure analysis)."""
         root_state(puzzle)  # a malformed puzzle fails here, as the search's root would
-        head = []
-        for ln in text.splitlines():
-            if _ANSWER_LINE.match(ln.strip()):
-                break
-            head.append(ln)
-        return parse_proposals("\n".join(head))
+        return parse_proposals(before_answer_line(text))
 
 
 def _one_line(text: str) -> str:
