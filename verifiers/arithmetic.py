@@ -22,7 +22,8 @@ from verifiers.verdict import Invalid
 __all__ = ["FORM_CHECK", "MAX_ANSWER_CHARS", "MAX_NUMBER_CHARS", "MAX_PAREN_DEPTH", "MAX_PUZZLE_NUMBER", "Expression",
            "Operation", "Policy", "RULES_24", "Step", "apply_op", "can_reach", "can_reach_exhaustive", "check_step",
            "format_number", "legal_steps", "parse_expression", "parse_number", "parse_puzzle", "parse_step",
-           "before_answer_line", "read_expression", "report_answer", "stated_answer", "unbracket", "verify_answer"]
+           "before_answer_line", "read_expression", "report_answer", "stated_answer", "unbracket", "verify_answer",
+           "wrap"]
 
 Policy = Literal["reject", "repair"]
 MAX_NUMBER_CHARS = 24
@@ -575,6 +576,11 @@ FORM_CHECK = "a well-formed expression (integers, + - * /, brackets; nothing eva
 RULES_24 = ("Game of 24: one expression using each of the four numbers exactly once, "
             "with + - * / and brackets, equal to {target} exactly")
 
+
+
+def wrap(expr: str) -> str:
+    """An expression as an operand: bare when it is a number, else in parentheses."""
+    return expr if re.fullmatch(r"[0-9]+", expr) else f"({expr})"
 
 
 def stated_answer(text: str, target: int) -> str | None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Sequence
 
 from verifiers import countdown as cd
-from verifiers.arithmetic import format_number
+from verifiers.arithmetic import format_number, wrap
 
 __all__ = ["CountdownState", "parse_puzzle", "puzzle_text", "wrap"]
 
@@ -38,6 +37,3 @@ class CountdownState:
     def text(self) -> str:
         return " ".join(format_number(n) for n in self.numbers)
 
-
-def wrap(expr: str) -> str:
-    return expr if re.fullmatch(r"[0-9]+", expr) else f"({expr})"

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from verifiers.arithmetic import MAX_PUZZLE_NUMBER, format_number, parse_puzzle
+from verifiers.arithmetic import MAX_PUZZLE_NUMBER, format_number, parse_puzzle, wrap
 from verifiers.verdict import Solved, Valid, Verdict
 
 TARGET = 24
@@ -26,10 +25,6 @@ class State24:
     def text(self) -> str:
         return " ".join(format_number(n) for n in self.numbers)
 
-
-def wrap(expr: str) -> str:
-    """An expression as an operand: bare when it is a number, else in parentheses."""
-    return expr if re.fullmatch(r"[0-9]+", expr) else f"({expr})"
 
 
 def root_state(puzzle: str) -> State24:
