@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from solver.budget import Budget  # noqa: E402
 from solver.lm.client import LMClient  # noqa: E402
 from solver.run import ModelSettings, SearchSettings, Settings, make_backend, make_parts, usage_for  # noqa: E402
-from solver.searches.tot import BfsOptions, bfs  # noqa: E402
+from solver.searches import run_search  # noqa: E402
+from solver.searches.tot import BfsOptions  # noqa: E402
 from solver.trace import Trace  # noqa: E402
 
 IN_GENERATOR: contextvars.ContextVar[bool] = contextvars.ContextVar("in_generator", default=False)
@@ -114,8 +115,8 @@ async def _row(task: Any, puzzles: list[str], s: Settings, client: LMClient,
     for puzzle in puzzles:
         usage = usage_for(s, client)
         t0 = time.perf_counter()
-        res = await bfs(task, puzzle, timed, ev, client, breadth=s.search.own(BfsOptions).breadth, depth=s.search.depth,
-                        trace=Trace(), usage=usage)
+        res = await run_search("tot-bfs", task, puzzle, timed, ev, client, breadth=s.search.own(BfsOptions).breadth,
+                               depth=s.search.depth, trace=Trace(), usage=usage)
         out["seconds"] += time.perf_counter() - t0
         summary = res.summary()
         out["proposed"] += int(summary["proposed"])  # type: ignore[call-overload]

@@ -28,7 +28,7 @@ async def _bfs_level(n: int, breadth: int, server: ServerProcess) -> dict[str, f
     from solver.evaluators import Value
     from solver.generators import Propose
     from solver.lm.openai_backend import OpenAIBackend
-    from solver.searches.tot import bfs
+    from solver.searches import run_search
 
     client = LMClient(OpenAIBackend("fake", server.base_url, max_retries=0), concurrency=n)
     trace = Trace()
@@ -36,7 +36,7 @@ async def _bfs_level(n: int, breadth: int, server: ServerProcess) -> dict[str, f
     gen = Propose(GenParams(n=1, temperature=0.7, max_tokens=160, seed=0))
     ev = Value(n=3, params=GenParams(temperature=0.7, max_tokens=8, stop=("\n",), seed=0))
     try:
-        res = await bfs(Game24(), PUZZLE, gen, ev, client, breadth=breadth, depth=2, trace=trace)
+        res = await run_search("tot-bfs", Game24(), PUZZLE, gen, ev, client, breadth=breadth, depth=2, trace=trace)
     finally:
         await client.close()
     # Level 2 is the one with a full frontier: from its first expansion to its last score.

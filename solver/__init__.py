@@ -4,8 +4,9 @@ A task (``Task``: parse a puzzle, the exact gate, the answer and its report) plu
 capabilities (``solver.task_capabilities``); a generator and an evaluator (built in, by name, or your
 own); a search (any registered one by name, ``run_search``; each built-in one is a class made
 from its options dataclass, e.g. ``solver.searches.tot.Bfs(BfsOptions(breadth=2))``, and
-``search_names()`` lists every one, built in or registered; ``bfs``, ``dfs``, ``complete_dfs`` and
-``long_search`` run the paper's BFS and DFS, the complete search and Long's directly); a model
+``search_names()`` lists every one, built in or registered; ``bfs``, ``dfs`` and ``complete_dfs`` are
+``run_search`` of the paper's BFS and DFS and the complete search, ``long_search`` runs Long's
+controller with any evaluator to rank its proposals); a model
 through a shared ``LMClient`` (or none); a run of your own (``open_run``: its gated step and its
 books, ``Run``, on which a search runs); the result (``SearchResult``) and its trace (``Trace``, ``read_trace``).
 ``docs/api.md`` walks through it. This package knows no task: tasks live in ``tasks``.
@@ -24,9 +25,9 @@ from solver.node import Node
 from solver.run import make_client, solve
 from solver.search_options import Options, option
 from solver.searches import Search, get_search, register_search, run_search, search_names
-from solver.searches.complete import complete_dfs
 from solver.searches.controller import long_search
-from solver.searches.tot import SearchResult, bfs, dfs
+from solver.searches.registry import bfs, complete_dfs, dfs
+from solver.searches.tot import SearchResult
 from solver.settings import ModelSettings, SearchSettings, Settings
 from solver.task import Task, Thought, ValueScale
 from solver.task_capabilities import (

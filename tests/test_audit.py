@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from solver.evaluators import Oracle
 from solver.generators import EnumerateRank
-from solver.searches.tot import bfs, dfs
+from solver.searches import run_search
 from solver.task_capabilities import HasOracle, LegalMoves, Restorable, find
 from solver.tools.audit.figures import audit
 from solver.tools.audit.judgements import judgement_class, score_classes
@@ -292,9 +292,9 @@ def _search_events(method: str, puzzle: str, breadth: int = 2) -> list[dict[str,
     trace.emit("start", task="game24", puzzle=puzzle, method=method, generator="enumerate", evaluator="oracle")
     gen = EnumerateRank(rank=False, name="enumerate")
     if method == "tot-bfs":
-        asyncio.run(bfs(Game24(), puzzle, gen, Oracle(), None, breadth=breadth, trace=trace))
+        asyncio.run(run_search("tot-bfs", Game24(), puzzle, gen, Oracle(), None, breadth=breadth, trace=trace))
     else:
-        asyncio.run(dfs(Game24(), puzzle, gen, Oracle(), None, trace=trace))
+        asyncio.run(run_search("tot-dfs", Game24(), puzzle, gen, Oracle(), None, trace=trace))
     return trace.events
 
 

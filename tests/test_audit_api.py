@@ -300,19 +300,19 @@ def test_the_examples_of_the_page_print_what_it_says(tmp_path: Path) -> None:
 
 
 def test_searches_called_directly_are_audited_like_runs_of_solve(tmp_path: Path) -> None:
-    # bfs(...) called directly writes no ``start``; its ``search`` event names the task and the
+    # run_search("tot-bfs", ...) called directly writes no ``start``; its ``search`` event names the task and the
     # puzzle, so the audit splits the runs and judges their states as it does solve's.
     from solver.evaluators import make_evaluator
     from solver.generators import make_generator
-    from solver.searches.tot import bfs
+    from solver.searches import run_search
 
     puzzles = ("4 9 10 13", "1 1 4 6", "1 1 1 1")
     direct, solved = Trace(tmp_path / "direct.jsonl"), Trace(tmp_path / "solve.jsonl")
     s = Settings(search=SearchSettings(method="tot-bfs", generator="enumerate", evaluator="random",
                                        options=get_search("tot-bfs").options_from({"breadth": 1})))
     for p in puzzles:
-        asyncio.run(bfs(Game24(), p, make_generator("enumerate"), make_evaluator("random"), None, breadth=1,
-                        trace=direct))
+        asyncio.run(run_search("tot-bfs", Game24(), p, make_generator("enumerate"), make_evaluator("random"), None,
+                               breadth=1, trace=direct))
         asyncio.run(solve(Game24(), p, s, None, solved))
     direct.close()
     solved.close()

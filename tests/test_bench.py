@@ -14,7 +14,7 @@ from solver.evaluators import Oracle
 from solver.generators import Propose
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
-from solver.searches.tot import bfs
+from solver.searches import run_search
 from solver.tools import bench
 from solver.tools.cli import build_parser, main
 from solver.tools.plugins import load_plugins
@@ -248,7 +248,7 @@ def test_tree_lost_at_replays_the_trace():
 
     backend = ScriptedBackend(respond2)
     trace = Trace()
-    res = asyncio.run(bfs(task, "4 9 10 13", Propose(), Oracle(), LMClient(backend), breadth=5,
+    res = asyncio.run(run_search("tot-bfs", task, "4 9 10 13", Propose(), Oracle(), LMClient(backend), breadth=5,
                           trace=trace))
     assert not res.verified
     # 4 4 10 (depth 1) is solvable and kept; its only child 8 10 is not: lost at step 2.

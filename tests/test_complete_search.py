@@ -19,12 +19,15 @@ import pytest
 from constraint import AllDifferentConstraint, Problem
 
 from solver.evaluators import Likelihood
-from solver.expansion import rule_failure
+from solver.expansion import open_run, rule_failure
 from solver.generators import make_generator
 from solver.lm.client import LMClient
 from solver.node import Node
-from solver.searches.complete import complete_dfs
+from solver.searches import run_search
+from solver.searches.common import DECIMALS
+from solver.searches.complete import Complete
 from solver.searches.tot import quantise, ranked
+from solver.settings import SearchSettings
 from solver.tools.cli import main
 from solver.trace import Trace
 from tasks.game24.task import Game24
@@ -89,9 +92,9 @@ class HashScores:
 
 
 def _solve(task: Any, puzzle: str, evaluator: Any, trace: Trace | None = None, client: Any = None,
-           **kw: Any) -> Any:
-    gen = make_generator("enumerate")
-    return asyncio.run(complete_dfs(task, puzzle, gen, evaluator, client, trace=trace, **kw))
+           decimals: int = DECIMALS) -> Any:
+    run = open_run(task, puzzle, make_generator("enumerate"), evaluator, client, trace)
+    return asyncio.run(run.conduct(Complete(decimals=decimals), SearchSettings("tot-complete")))
 
 
 # Every 20th multiset of the 1,820 (two offsets, two score salts: 182 puzzles, about 45 of them
@@ -122,7 +125,7 @@ def test_a_sampling_generator_never_claims_a_proof() -> None:
         async def __call__(self, task: Any, state: Any, client: Any) -> list[Any]:
             return []
 
-    res = asyncio.run(complete_dfs(Game24(), "4 9 10 13", Nothing(), HashScores(0), None))
+    res = asyncio.run(run_search("tot-complete", Game24(), "4 9 10 13", Nothing(), HashScores(0), None))
     assert not res.verified and not res.exhausted
 
 

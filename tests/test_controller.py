@@ -14,7 +14,7 @@ from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
 from solver.run import SearchSettings, Settings, solve
-from solver.searches.controller import long_search
+from solver.searches import run_search
 from solver.task import Thought
 from solver.task_capabilities import LegalMoves, find
 from solver.trace import Trace
@@ -96,7 +96,8 @@ def test_invariants_on_random_proposals(seed, target, c, k):
     trace = Trace()
     gen = RandomGenerator(seed)
     usage = Usage()
-    res = run(long_search(CountUp(target), "", gen, None, max_children=c, max_rounds=k, trace=trace, usage=usage))
+    res = run(run_search("long", CountUp(target), "", gen, None, None, max_children=c, max_rounds=k, trace=trace,
+                         usage=usage))
     rounds = trace.of("round")
     assert len(rounds) <= k and usage.steps == len(rounds)  # never more than K rounds
     root = trace.of("root")[0]["node"]
@@ -129,7 +130,7 @@ def test_invalid_proposals_stay_at_the_root_until_k():
             return [Thought("x")]
 
     trace = Trace()
-    res = run(long_search(CountUp(3), "", Bad(), None, max_children=2, max_rounds=7, trace=trace))
+    res = run(run_search("long", CountUp(3), "", Bad(), None, None, max_children=2, max_rounds=7, trace=trace))
     assert not res.verified and res.stopped_by == "rounds" and not trace.of("backtrack")
     assert len(trace.of("round")) == 7 and res.rejected == 1  # a repeated proposal is not rechecked
 
@@ -149,7 +150,7 @@ def test_c_children_then_back_to_the_exact_parent_state():
             return [Thought("+1"), Thought("+2")] if state.value == 0 else [Thought("+3"), Thought("+9"), Thought("x")]
 
     gen, trace = Script(), Trace()
-    res = run(long_search(CountUp(2), "", gen, None, max_children=3, max_rounds=20, trace=trace))
+    res = run(run_search("long", CountUp(2), "", gen, None, None, max_children=3, max_rounds=20, trace=trace))
     assert res.verified and res.answer == "2"
     [bt] = trace.of("backtrack")
     assert bt["state"] == "0" and bt["to"] == trace.of("root")[0]["node"]
@@ -169,7 +170,7 @@ def test_task_agnostic_through_solve_on_game24():
 def test_oracle_controller_solves_without_backtracking(n, seed):
     p = generate(n, seed)
     trace = Trace()
-    res = run(long_search(Sudoku(), p.text, EnumerateRank(False, name="enumerate"), None, evaluator=Oracle(),
+    res = run(run_search("long", Sudoku(), p.text, EnumerateRank(False, name="enumerate"), Oracle(), None,
                           trace=trace))
     assert res.verified and res.answer == format_board(p.solution)
     assert ref.csp_is_solution(p.givens, ref.read_board(res.answer), p.boxes)
@@ -194,7 +195,7 @@ def test_json_proposals_from_a_scripted_model_with_fresh_seeds():
 
     client = LMClient(ScriptedBackend(respond))
     trace = Trace()
-    res = run(long_search(Sudoku(), p.text, Propose(), client, trace=trace))
+    res = run(run_search("long", Sudoku(), p.text, Propose(), None, client, trace=trace))
     assert res.verified and res.answer == format_board(sol)
     assert res.rejected == 1 and res.usage.calls == 5  # 4 blanks, one retry with a new seed
     seeds = [e for e in trace.of("expand")]
@@ -215,7 +216,7 @@ def test_oracle_ranking_records_invalid_and_pruned_proposals():
             return [Thought(t.text) for t in find(task, LegalMoves).legal_thoughts(state)]
 
     trace = Trace()
-    res = run(long_search(Sudoku(), puzzle, Mixed(), None, evaluator=Oracle(), trace=trace))
+    res = run(run_search("long", Sudoku(), puzzle, Mixed(), Oracle(), None, trace=trace))
     assert res.verified and res.answer == "321|132|213"
     assert [e["thought"] for e in trace.of("verdict") if e["verdict"] == "invalid"] == ["*1*|*32|*13"]
     assert [e["thought"] for e in trace.of("cut") if e.get("why") == "pruned"][0] == "12*|*32|*13"

@@ -14,8 +14,7 @@ from solver.evaluators import Oracle, Prior
 from solver.expansion import rule_failure
 from solver.generators import EnumerateRank
 from solver.lm.client import LMClient
-from solver.searches import get_search
-from solver.searches.tot import dfs
+from solver.searches import get_search, run_search
 from solver.task import Thought
 from solver.task_capabilities import HasOracle, LegalMoves, ProposePrompts, Restorable, find
 from solver.tools.cli import main
@@ -133,12 +132,12 @@ def test_dfs_with_oracle_solves_and_backtracks_to_exact_parents(small_lex):
     # A complete grid ends the search before any evaluator sees it, so with facts alone the first
     # complete grid may hold implied non-words; the oracle upper bound judges complete grids too.
     task = Crosswords(small_lex, candidates=20, stop_when_full=False)
-    res = run(dfs(task, P1.text(), EnumerateRank(rank=False), Oracle(), None,
+    res = run(run_search("tot-dfs", task, P1.text(), EnumerateRank(rank=False), Oracle(), None,
                   usage=Usage(budget=Budget(steps=15))))
     assert not res.verified and res.stopped_by == "steps"
     assert res.best is not None and res.best.state.board == P1.answer
     stopping = Crosswords(small_lex, candidates=20)
-    res = run(dfs(stopping, P1.text(), EnumerateRank(rank=False), Oracle(), None))
+    res = run(run_search("tot-dfs", stopping, P1.text(), EnumerateRank(rank=False), Oracle(), None))
     # The first complete grid ends this search: every word placed is a candidate of the word list
     # and agrees with the grid (tests/references.py), but the words implied by crossings need not
     # be the key's: whether it counts as verified is tests/test_references.py's question.
@@ -155,7 +154,7 @@ def test_dfs_with_oracle_solves_and_backtracks_to_exact_parents(small_lex):
     assert res.verified == all(c.passed for c in res.report.checks if c.required)
     unranked = Crosswords(small_lex, candidates=20)
     trace = Trace()
-    res = run(dfs(unranked, P1.text(), EnumerateRank(rank=False), Fillable("arc"), None, trace=trace))
+    res = run(run_search("tot-dfs", unranked, P1.text(), EnumerateRank(rank=False), Fillable("arc"), None, trace=trace))
     states = {e["node"]: e["state"] for e in trace.of("verdict") if "node" in e}
     states[0] = trace.of("root")[0]["state"]
     for e in trace.of("backtrack"):
@@ -166,7 +165,7 @@ def test_dfs_with_oracle_solves_and_backtracks_to_exact_parents(small_lex):
 @given(st.integers(1, 12))
 def test_dfs_never_exceeds_its_step_cap(small_lex, cap):
     task = Crosswords(small_lex, candidates=5, stop_when_full=False)
-    res = run(dfs(task, P1.text(), EnumerateRank(rank=False), Prior(), None,
+    res = run(run_search("tot-dfs", task, P1.text(), EnumerateRank(rank=False), Prior(), None,
                   usage=Usage(budget=Budget(steps=cap))))
     assert res.expanded <= cap and res.usage.steps <= cap
     assert res.best is not None and res.best.depth <= cap

@@ -11,9 +11,7 @@ import pytest
 
 from solver.evaluators import make_evaluator
 from solver.generators import make_generator
-from solver.searches.complete import complete_dfs
-from solver.searches.controller import long_search
-from solver.searches.tot import bfs, dfs
+from solver.searches import run_search
 from solver.task import Thought
 from solver.trace import Trace
 from tasks.game24 import Game24
@@ -36,11 +34,12 @@ class CountingGame24(Game24):
 def _runs(task: CountingGame24, puzzle: str, trace: Trace) -> Any:
     gen, oracle = make_generator("enumerate"), make_evaluator("oracle")
     return {
-        "tot-bfs": lambda: bfs(task, puzzle, gen, oracle, None, breadth=2, trace=trace),
-        "tot-dfs": lambda: dfs(task, puzzle, gen, oracle, None, trace=trace),
-        "tot-complete": lambda: complete_dfs(task, puzzle, gen, make_evaluator("prior"), None, trace=trace),
-        "long": lambda: long_search(task, puzzle, gen, None, max_rounds=40, trace=trace),
-        "long+oracle": lambda: long_search(task, puzzle, gen, None, evaluator=oracle, trace=trace),
+        "tot-bfs": lambda: run_search("tot-bfs", task, puzzle, gen, oracle, None, breadth=2, trace=trace),
+        "tot-dfs": lambda: run_search("tot-dfs", task, puzzle, gen, oracle, None, trace=trace),
+        "tot-complete": lambda: run_search("tot-complete", task, puzzle, gen, make_evaluator("prior"), None,
+                                           trace=trace),
+        "long": lambda: run_search("long", task, puzzle, gen, None, None, max_rounds=40, trace=trace),
+        "long+oracle": lambda: run_search("long", task, puzzle, gen, oracle, None, trace=trace),
     }
 
 

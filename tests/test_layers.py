@@ -122,7 +122,7 @@ def test_the_cycle_check_finds_a_cycle_and_spares_a_package_re_exporting_its_chi
 
 @pytest.mark.parametrize(("module", "line", "contract"), [
     ("tasks/game24/task.py", "from solver.tools.cli import main", "Layers:"),
-    ("solver/lm/session.py", "from solver.searches.tot import bfs", "Layers:"),
+    ("solver/lm/session.py", "from solver.searches.tot import Bfs", "Layers:"),
     ("verifiers/arithmetic.py", "import solver.lm.client", "The exact checkers reach no model code"),
     ("tasks/sudoku/task.py", "import tasks.writing.prompts", "Each task stands alone"),
     ("solver/lm/base.py", "import solver.lm.client", "No import cycle"),

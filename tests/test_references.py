@@ -422,10 +422,10 @@ def _oracle_dfs(lex, stop_when_full: bool):
     from solver.budget import Budget, Usage
     from solver.evaluators import Oracle
     from solver.generators import EnumerateRank
-    from solver.searches.tot import dfs
+    from solver.searches import run_search
 
     task = Crosswords(lex, candidates=20, stop_when_full=stop_when_full)
-    return asyncio.run(dfs(task, P1.text(), EnumerateRank(rank=False), Oracle(), None,
+    return asyncio.run(run_search("tot-dfs", task, P1.text(), EnumerateRank(rank=False), Oracle(), None,
                            usage=Usage(budget=Budget(steps=15))))
 
 

@@ -10,7 +10,7 @@ from solver.evaluators import Oracle, Prior, Value, parse_vote
 from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams
 from solver.lm.client import LMClient
-from solver.searches.tot import bfs, dfs
+from solver.searches import run_search
 from solver.task import Thought
 from solver.task_capabilities import LegalMoves, find
 from solver.trace import Trace
@@ -59,7 +59,8 @@ def test_bfs_gate_blocks_invalid_thoughts_and_finds_verified_answer():
     backend = ScriptedBackend(value_respond)
     trace = Trace()
     task = Game24()
-    res = run(bfs(task, "4 9 10 13", Propose(), Value(n=1), client_for(backend), breadth=2, trace=trace))
+    res = run(run_search("tot-bfs", task, "4 9 10 13", Propose(), Value(n=1), client_for(backend), breadth=2,
+                         trace=trace))
     assert res.verified and res.answer is not None
     assert ref.game24_ok("4 9 10 13", res.answer)
     invalid = [e for e in trace.of("verdict") if e["verdict"] == "invalid"]
@@ -77,7 +78,7 @@ def test_bfs_gate_blocks_invalid_thoughts_and_finds_verified_answer():
 def test_bfs_never_keeps_more_than_breadth():
     backend = ScriptedBackend(respond)
     trace = Trace()
-    run(bfs(Game24(), "4 9 10 13", EnumerateRank(rank=False), Value(n=1), client_for(backend),
+    run(run_search("tot-bfs", Game24(), "4 9 10 13", EnumerateRank(rank=False), Value(n=1), client_for(backend),
             breadth=3, early_stop=False, trace=trace))
     by_depth = {}
     depth_of = {e["node"]: e["depth"] for e in trace.of("proposal") if "node" in e}
@@ -89,9 +90,9 @@ def test_bfs_never_keeps_more_than_breadth():
 def test_oracle_bfs_solves_every_solvable_puzzle_sampled():
     task = Game24()
     for puzzle in ["4 9 10 13", "3 3 8 8", "1 1 4 6", "5 5 5 1", "1 2 3 4"]:
-        res = run(bfs(task, puzzle, EnumerateRank(rank=False), Oracle(), None, breadth=1))
+        res = run(run_search("tot-bfs", task, puzzle, EnumerateRank(rank=False), Oracle(), None, breadth=1))
         assert res.verified, puzzle
-    res = run(bfs(task, "1 1 1 1", EnumerateRank(rank=False), Oracle(), None, breadth=5))
+    res = run(run_search("tot-bfs", task, "1 1 1 1", EnumerateRank(rank=False), Oracle(), None, breadth=5))
     assert res.answer is None and not res.verified
 
 
@@ -101,14 +102,15 @@ def test_answer_is_reverified_from_puzzle_text():
             return "4 + 9 + 10 + 13"
 
     trace = Trace()
-    res = run(bfs(Lying(), "4 9 10 13", EnumerateRank(rank=False), Oracle(), None, breadth=1, trace=trace))
+    res = run(run_search("tot-bfs", Lying(), "4 9 10 13", EnumerateRank(rank=False), Oracle(), None, breadth=1,
+                         trace=trace))
     assert res.answer is None and not res.verified
     assert any(e["verified"] is False for e in trace.of("answer"))
 
 
 def test_call_budget_stops_search_and_says_so():
     backend = ScriptedBackend(respond)
-    res = run(bfs(Game24(), "4 9 10 13", Propose(), Value(n=1), client_for(backend), breadth=5,
+    res = run(run_search("tot-bfs", Game24(), "4 9 10 13", Propose(), Value(n=1), client_for(backend), breadth=5,
                   usage=Usage(budget=Budget(calls=3))))
     assert res.stopped_by == "calls"
     assert res.usage.calls <= 3
@@ -116,7 +118,7 @@ def test_call_budget_stops_search_and_says_so():
 
 
 def test_step_budget_stops_dfs():
-    res = run(dfs(Game24(), "1 1 1 1", EnumerateRank(rank=False), Prior(), None,
+    res = run(run_search("tot-dfs", Game24(), "1 1 1 1", EnumerateRank(rank=False), Prior(), None,
                   usage=Usage(budget=Budget(steps=4))))
     assert res.stopped_by == "steps" and res.expanded == 4
 
@@ -124,7 +126,7 @@ def test_step_budget_stops_dfs():
 def test_dfs_backtracks_to_exact_parent_and_finds_answer():
     trace = Trace()
     task = Game24()
-    res = run(dfs(task, "4 9 10 13", EnumerateRank(rank=False), Prior(), None, trace=trace))
+    res = run(run_search("tot-dfs", task, "4 9 10 13", EnumerateRank(rank=False), Prior(), None, trace=trace))
     assert res.verified
     states = {e["node"]: e["state"] for e in trace.of("verdict") if "node" in e}
     states[0] = trace.of("root")[0]["state"]
@@ -135,7 +137,7 @@ def test_dfs_backtracks_to_exact_parent_and_finds_answer():
 
 def test_dfs_prunes_below_threshold_with_oracle():
     trace = Trace()
-    res = run(dfs(Game24(), "1 1 1 1", EnumerateRank(rank=False), Oracle(), None, trace=trace))
+    res = run(run_search("tot-dfs", Game24(), "1 1 1 1", EnumerateRank(rank=False), Oracle(), None, trace=trace))
     assert res.answer is None and res.expanded == 1
     assert all(e["why"] in ("pruned", "duplicate") for e in trace.of("cut"))
 
@@ -158,7 +160,7 @@ def test_failed_calls_are_recorded_not_raised():
 
     trace = Trace()
     client = client_for(Broken())
-    res = run(bfs(Game24(), "4 9 10 13", Propose(), Value(n=1), client, trace=trace))
+    res = run(run_search("tot-bfs", Game24(), "4 9 10 13", Propose(), Value(n=1), client, trace=trace))
     assert res.answer is None and res.usage.failed_calls == 1
     assert trace.of("lm_error")[0]["error"] == "server said 500"
 
@@ -257,7 +259,7 @@ def test_bfs_picks_the_best_scored_of_several_solutions():
             return [(float(len(nd.state)), None) for nd in nodes]
 
     trace = Trace()
-    res = run(bfs(_Words(), "", EnumerateRank(rank=False), ByLength(), None, breadth=1, trace=trace))
+    res = run(run_search("tot-bfs", _Words(), "", EnumerateRank(rank=False), ByLength(), None, breadth=1, trace=trace))
     assert res.answer == "zebra"
     assert len(trace.of("score")) == 3
 
@@ -266,16 +268,27 @@ def test_bad_arguments_are_refused_in_one_line() -> None:
     from solver.budget import Budget
     from solver.evaluators import make_evaluator
     from solver.generators import make_generator
-    from solver.searches.complete import complete_dfs
 
     gen, ev = make_generator("enumerate"), make_evaluator("oracle")
     with pytest.raises(ValueError, match="^breadth must be at least 1, not 0$"):
-        asyncio.run(bfs(Game24(), "4 9 10 13", gen, ev, None, breadth=0))
+        asyncio.run(run_search("tot-bfs", Game24(), "4 9 10 13", gen, ev, None, breadth=0))
     with pytest.raises(TypeError, match="^client must be an LMClient or None, not str$"):
-        asyncio.run(complete_dfs(Game24(), "4 9 10 13", gen, ev, "http://localhost:8000"))  # type: ignore[arg-type]
+        asyncio.run(run_search("tot-complete", Game24(), "4 9 10 13", gen, ev, "http://localhost:8000"))  # type: ignore[arg-type]
     for field in ("calls", "tokens", "steps", "seconds"):
         with pytest.raises(ValueError, match=f"^budget {field} must be 0 or more"):
             Budget(**{field: -1})
     with pytest.raises(ValueError, match="^budget seconds must be 0 or more, not nan$"):
         Budget(seconds=float("nan"))
     assert Budget(calls=0, steps=0).calls == 0  # zero is a budget (nothing allowed), not an error
+
+
+def test_bfs_dfs_and_complete_dfs_are_run_search_of_their_searches() -> None:
+    from solver import bfs, complete_dfs, dfs
+
+    for search, method in ((bfs, "tot-bfs"), (dfs, "tot-dfs"), (complete_dfs, "tot-complete")):
+        trace = Trace()
+        res = asyncio.run(search(Game24(), "4 9 10 13", EnumerateRank(rank=False), Oracle(), None, trace=trace))
+        assert res.verified
+        assert trace.of("search")[0]["method"] == method
+    with pytest.raises(TypeError, match="'breadth' is not an option of search 'tot-dfs'"):
+        asyncio.run(dfs(Game24(), "4 9 10 13", EnumerateRank(rank=False), Oracle(), None, breadth=2))

@@ -23,7 +23,7 @@ from solver.generators import Propose, Sample
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
 from solver.lm.openai_backend import OpenAIBackend
-from solver.searches.tot import bfs, dfs
+from solver.searches import run_search
 from solver.task_capabilities import ProposePrompts, find
 from solver.tools.cli import main
 from solver.trace import Trace
@@ -199,13 +199,13 @@ def test_hostile_model_text_is_never_executed(monkeypatch: Any) -> None:
 
     task = Game24()
     backend = ScriptedBackend(hostile, scorer=lambda p, c: -len(c))
-    runs = [(bfs, Propose(), Value(n=2)), (dfs, Sample(k=3), Value(n=1)), (bfs, Propose(), Vote(n=3))]
+    runs = [("tot-bfs", Propose(), Value(n=2)), ("tot-dfs", Sample(k=3), Value(n=1)), ("tot-bfs", Propose(), Vote(n=3))]
     _seen.clear()
     _armed = True
     try:
         for search, gen, ev in runs:
             client = LMClient(backend)
-            res = asyncio.run(search(task, "4 9 10 13", gen, ev, client))
+            res = asyncio.run(run_search(search, task, "4 9 10 13", gen, ev, client))
             assert res.answer is None or MARKER not in res.answer
         for line in HOSTILE_LINES:
             assert rule_failure(task, "4 9 10 13", line) is not None
@@ -242,7 +242,7 @@ def test_cache_and_trace_files_are_plain_json(tmp_path: Path) -> None:
     backend = ScriptedBackend(hostile, scorer=lambda p, c: -len(c))
     client = LMClient(backend, Cache(db), "record")
     trace = Trace(path)
-    asyncio.run(bfs(Game24(), "4 9 10 13", Propose(), Value(n=2), client, trace=trace))
+    asyncio.run(run_search("tot-bfs", Game24(), "4 9 10 13", Propose(), Value(n=2), client, trace=trace))
     trace.close()
     asyncio.run(client.close())
     con = sqlite3.connect(db)

@@ -31,9 +31,7 @@ from solver.lm.base import Completion, GenParams, LMError
 from solver.lm.cache import Cache
 from solver.lm.client import LMClient
 from solver.lm.session import Session
-from solver.searches.complete import complete_dfs
-from solver.searches.controller import long_search
-from solver.searches.tot import bfs, dfs
+from solver.searches import run_search
 from solver.task_capabilities import LegalMoves, find
 from solver.trace import Trace
 from tasks.game24 import Game24
@@ -126,14 +124,16 @@ class Spec:
         gen = make_generator(self.generator, k=3, seed=self.seed)
         ev = make_evaluator(self.evaluator, n=2, seed=self.seed)
         if self.kind == "bfs":
-            res: Any = await bfs(task, self.puzzle, gen, ev, client, breadth=self.breadth, trace=trace, usage=usage)
+            res: Any = await run_search("tot-bfs", task, self.puzzle, gen, ev, client, breadth=self.breadth,
+                                        trace=trace, usage=usage)
         elif self.kind == "dfs":
-            res = await dfs(task, self.puzzle, gen, ev, client, dfs_children=self.breadth, trace=trace, usage=usage)
+            res = await run_search("tot-dfs", task, self.puzzle, gen, ev, client, dfs_children=self.breadth,
+                                   trace=trace, usage=usage)
         elif self.kind == "complete":
-            res = await complete_dfs(task, self.puzzle, gen, ev, client, trace=trace, usage=usage)
+            res = await run_search("tot-complete", task, self.puzzle, gen, ev, client, trace=trace, usage=usage)
         elif self.kind == "long":
-            res = await long_search(task, self.puzzle, gen, client, max_children=self.breadth, max_rounds=8,
-                                    trace=trace, usage=usage)
+            res = await run_search("long", task, self.puzzle, gen, None, client, max_children=self.breadth,
+                                   max_rounds=8, trace=trace, usage=usage)
         else:
             cfg = BaselineConfig(samples=3, rounds=3, seed=self.seed)
             res = await run_baseline(task, self.puzzle, self.kind, client, cfg, trace, usage)

@@ -23,9 +23,8 @@ from solver.evaluators import EVALUATORS, Value, make_evaluator
 from solver.generators import GENERATORS, Propose, make_generator
 from solver.node import NodeFactory
 from solver.run import SearchSettings, Settings, check_settings, needs_model, solve
-from solver.searches.complete import complete_dfs
+from solver.searches import run_search
 from solver.searches.controller import long_search
-from solver.searches.tot import bfs, dfs
 from solver.task import Task
 from solver.tools import cli
 from tasks.crosswords.task import Crosswords
@@ -77,16 +76,17 @@ def test_the_doc_example_runs_and_prints_what_the_doc_says() -> None:
 @pytest.mark.parametrize("amount", [1, 4, 13, 23])
 def test_a_core_only_task_runs_bfs_dfs_and_the_complete_search(amount: int) -> None:
     task = Change()
-    runs = [bfs(task, str(amount), EveryCoin(), LeastLeft(), None, breadth=2),
-            dfs(task, str(amount), EveryCoin(), LeastLeft(), None),
-            complete_dfs(task, str(amount), EveryCoin(), LeastLeft(), None)]
+    runs = [run_search("tot-bfs", task, str(amount), EveryCoin(), LeastLeft(), None, breadth=2),
+            run_search("tot-dfs", task, str(amount), EveryCoin(), LeastLeft(), None),
+            run_search("tot-complete", task, str(amount), EveryCoin(), LeastLeft(), None)]
     for res in (asyncio.run(r) for r in runs):
         assert res.answer is not None and res.verified
         assert _paid(res.answer) == amount
 
 
 def test_a_core_only_task_without_a_solution_in_reach_returns_none() -> None:
-    res = asyncio.run(complete_dfs(Change(), "41", EveryCoin(), LeastLeft(), None))  # 8 coins pay at most 40
+    # 8 coins pay at most 40
+    res = asyncio.run(run_search("tot-complete", Change(), "41", EveryCoin(), LeastLeft(), None))
     assert res.answer is None and not res.verified
 
 
@@ -116,12 +116,12 @@ LACKS = {
 
 def _search(name: str, task: Any, gen: Any, ev: Any, client: Any = None, **kw: Any) -> Any:
     if name == "bfs":
-        return bfs(task, "13", gen, ev, client, **kw)
+        return run_search("tot-bfs", task, "13", gen, ev, client, **kw)
     if name == "dfs":
-        return dfs(task, "13", gen, ev, client, **kw)
+        return run_search("tot-dfs", task, "13", gen, ev, client, **kw)
     if name == "complete":
-        return complete_dfs(task, "13", gen, ev, client, **kw)
-    return long_search(task, "13", gen, client, evaluator=ev, **kw)
+        return run_search("tot-complete", task, "13", gen, ev, client, **kw)
+    return long_search(task, "13", gen, client, evaluator=ev, **kw)  # it ranks with any evaluator it is given
 
 
 @pytest.mark.parametrize("search", ["bfs", "dfs", "complete", "long"])
@@ -159,19 +159,19 @@ def test_each_builtin_evaluator_names_the_capability_the_task_lacks_before_the_s
 
 @pytest.mark.parametrize("evaluator", ["prior", "random"])
 def test_the_model_free_evaluators_need_nothing(evaluator: str) -> None:
-    res = asyncio.run(bfs(Change(), "13", EveryCoin(), make_evaluator(evaluator), None))
+    res = asyncio.run(run_search("tot-bfs", Change(), "13", EveryCoin(), make_evaluator(evaluator), None))
     assert res.answer is not None and _paid(res.answer) == 13
 
 
 def test_the_generator_is_named_before_the_evaluator() -> None:
     with pytest.raises(cap.MissingCapability, match=r"^generator `propose` needs"):
-        asyncio.run(bfs(Change(), "13", make_generator("propose"), make_evaluator("oracle"), None))
+        asyncio.run(run_search("tot-bfs", Change(), "13", make_generator("propose"), make_evaluator("oracle"), None))
 
 
 def test_a_search_without_the_gate_needs_the_unchecked_mode() -> None:
     with pytest.raises(cap.MissingCapability) as err:
-        asyncio.run(bfs(Sudoku(), "1***|**1*|*1**|***1", make_generator("enumerate"), make_evaluator("prior"),
-                        None, gate=False))
+        asyncio.run(run_search("tot-bfs", Sudoku(), "1***|**1*|*1**|***1", make_generator("enumerate"),
+                               make_evaluator("prior"), None, gate=False))
     assert str(err.value) == ("a search without the gate (gate=False) needs a task with an unchecked mode "
                               "(Unchecked: apply_unchecked(state, thought)); Sudoku has none")
 
@@ -192,7 +192,7 @@ def test_a_task_without_the_whole_core_is_named_with_what_it_lacks() -> None:
             return None
 
     with pytest.raises(cap.MissingCapability) as err:
-        asyncio.run(bfs(Old(), "x", EveryCoin(), LeastLeft(), None))  # type: ignore[arg-type]
+        asyncio.run(run_search("tot-bfs", Old(), "x", EveryCoin(), LeastLeft(), None))  # type: ignore[arg-type]
     assert str(err.value) == "a search needs a task with the core Task protocol; Old lacks report_answer"
 
 
@@ -209,7 +209,8 @@ def test_a_task_without_the_whole_core_is_named_with_what_it_lacks() -> None:
 ])
 def test_a_model_part_without_a_client_says_it_needs_a_model(generator: str, evaluator: str, user: str) -> None:
     with pytest.raises(cap.MissingCapability) as err:
-        asyncio.run(bfs(Game24(), "4 9 10 13", make_generator(generator), make_evaluator(evaluator), None))
+        asyncio.run(run_search("tot-bfs", Game24(), "4 9 10 13", make_generator(generator), make_evaluator(evaluator),
+                               None))
     assert str(err.value) == f"{user} needs a model; pass an LMClient"
 
 

@@ -19,7 +19,7 @@ from solver.evaluators import Prior, Value
 from solver.generators import EnumerateRank, Propose
 from solver.lm.base import GenParams, LMError
 from solver.lm.client import LMClient
-from solver.searches.tot import bfs, dfs
+from solver.searches import run_search
 from solver.tools.cli import main
 from solver.tools.show import load_trees, oracle_truth
 from solver.tools.tree import PRUNED_FATES, build_tree, build_trees, load_truth, split_runs
@@ -54,7 +54,7 @@ def scripted_bfs_trace(path: Path) -> None:
     trace.emit("start", task="game24", puzzle="4 9 10 13", method="tot-bfs", model="fake:scripted",
                generator="propose", evaluator="value")
     client = LMClient(ScriptedBackend(_respond))
-    asyncio.run(bfs(Game24(), "4 9 10 13", Propose(), Value(n=1), client, breadth=2, trace=trace))
+    asyncio.run(run_search("tot-bfs", Game24(), "4 9 10 13", Propose(), Value(n=1), client, breadth=2, trace=trace))
     trace.close()
 
 
@@ -63,7 +63,7 @@ def dfs_trace(path: Path, puzzle: str = "4 9 10 13") -> None:
     trace = Trace(path)
     trace.emit("start", task="game24", puzzle=puzzle, method="tot-dfs", model=None,
                generator="enumerate", evaluator="prior")
-    asyncio.run(dfs(Game24(), puzzle, EnumerateRank(rank=False), Prior(), None, trace=trace))
+    asyncio.run(run_search("tot-dfs", Game24(), puzzle, EnumerateRank(rank=False), Prior(), None, trace=trace))
     trace.close()
 
 
@@ -193,7 +193,7 @@ def test_model_errors_attach_to_the_node_being_expanded():
 
     trace = Trace()
     client = LMClient(Broken())
-    asyncio.run(bfs(Game24(), "4 9 10 13", Propose(), Value(n=1), client, trace=trace))
+    asyncio.run(run_search("tot-bfs", Game24(), "4 9 10 13", Propose(), Value(n=1), client, trace=trace))
     tree = build_tree(trace.events)
     assert tree.errors and "server said 500" in tree.errors[0]
     assert tree.nodes[tree.root].errors == tree.errors

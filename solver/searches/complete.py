@@ -20,33 +20,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Hashable, TypeVar
 
-from solver.budget import Usage
-from solver.evaluators import Evaluator
-from solver.expansion import Run, SearchResult, open_run
-from solver.generators import Generator
-from solver.lm.client import LMClient
+from solver.expansion import Run, SearchResult
 from solver.node import Node, SeenStates
 from solver.search_options import Options, option
 from solver.searches.common import DECIMALS, AskTell, Frame, begin, next_child, quantise, ranked
 from solver.settings import SearchSettings
 from solver.step import Ask, Expand, Score
-from solver.task import Task
-from solver.trace import Trace
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["Complete", "CompleteOptions", "ProvenCuts", "complete_dfs"]
+__all__ = ["Complete", "CompleteOptions", "ProvenCuts"]
 
-
-async def complete_dfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
-                       client: LMClient | None, *, depth: int | None = None, decimals: int = DECIMALS,
-                       trace: Trace | None = None, usage: Usage | None = None,
-                       gate: bool = True) -> SearchResult[S]:
-    """DFS over every gated child, best-scored first; nothing is pruned, low scores are deferred
-    (this function has no ``prune_proven``: ``run_search("tot-complete", ..., prune_proven=True)``).
-    With an exhaustive generator (``enumerate*``) an unanswered, uncut search is a proof that no
-    answer exists (``exhausted``); with a sampling generator it only means the samples ran out."""
-    run = open_run(task, puzzle, generator, evaluator, client, trace, usage, gate)
-    return await run.conduct(Complete[S](decimals=decimals), SearchSettings("tot-complete", depth=depth))
 
 
 @dataclass(frozen=True)
@@ -71,7 +54,7 @@ class ProvenCuts:
 
 @dataclass
 class Complete(AskTell[S]):
-    """``complete_dfs``'s order as a state that asks (``decimals`` is for tests of float noise):
+    """The complete DFS as a state that asks (``decimals`` is for tests of float noise):
     the path is a stack of frames."""
 
     options: CompleteOptions = CompleteOptions()

@@ -26,6 +26,7 @@ Third-party packages register theirs without touching this one, through the entr
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 from importlib.metadata import entry_points
 from typing import Any, Callable, Hashable, Mapping, TypeVar
 
@@ -46,8 +47,8 @@ from solver.task import Task
 from solver.trace import Trace
 
 S = TypeVar("S", bound=Hashable)  # the task's state type
-__all__ = ["COMMON_OPTIONS", "ENTRY_POINTS", "SEARCHES", "Search", "SearchFn", "declared_options", "get_search",
-           "register_search", "run_search", "search_names", "DeclaredOption"]
+__all__ = ["COMMON_OPTIONS", "ENTRY_POINTS", "SEARCHES", "Search", "SearchFn", "bfs", "complete_dfs", "dfs",
+           "declared_options", "get_search", "register_search", "run_search", "search_names", "DeclaredOption"]
 
 ENTRY_POINTS = "tot.searches"
 
@@ -226,6 +227,13 @@ async def run_search(name: str, task: Task[S], puzzle: str, generator: Generator
     if evaluator is not None:
         settings.evaluator = evaluator.name
     return await search(search.open(task, puzzle, generator, evaluator, client, trace, usage, gate), settings)
+
+
+# The paper's BFS and DFS and the complete search under the names they had as functions:
+# ``bfs(task, puzzle, generator, evaluator, client, breadth=2)`` is ``run_search("tot-bfs", ...)``.
+bfs = partial(run_search, "tot-bfs")
+dfs = partial(run_search, "tot-dfs")
+complete_dfs = partial(run_search, "tot-complete")
 
 
 def _load_entry_points() -> None:

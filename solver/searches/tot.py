@@ -10,21 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Hashable, TypeVar
 
-from solver.budget import Usage
-from solver.evaluators import Evaluator
-from solver.expansion import Run, SearchResult, open_run
-from solver.generators import Generator
-from solver.lm.client import LMClient
+from solver.expansion import Run, SearchResult
 from solver.node import Node, SeenStates
 from solver.search_options import Options, option
 from solver.searches.common import DECIMALS, AskTell, Frame, begin, next_child, quantise, ranked
 from solver.settings import SearchSettings
 from solver.step import Ask, Expand, Score
-from solver.task import Task
-from solver.trace import Trace
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
-__all__ = ["DECIMALS", "Bfs", "BfsOptions", "Dfs", "DfsOptions", "SearchResult", "bfs", "dfs", "quantise", "ranked"]
+__all__ = ["DECIMALS", "Bfs", "BfsOptions", "Dfs", "DfsOptions", "SearchResult", "quantise", "ranked"]
 
 
 @dataclass(frozen=True)
@@ -43,15 +37,6 @@ class DfsOptions(Options):
                                              "the evaluator's own)")
     dfs_children: int | None = option(None, "children tried per node, best first (default: all)", at_least=1)
 
-
-async def bfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
-              client: LMClient | None, *, depth: int | None = None, trace: Trace | None = None,
-              usage: Usage | None = None, gate: bool = True, **options: Any) -> SearchResult[S]:
-    """BFS for ``depth`` levels (default: the task's maximum), ``options`` those of ``BfsOptions``
-    (``breadth``, ``early_stop``). ``gate=False`` lets rejected thoughts in through the task's
-    ``apply_unchecked`` (ablation)."""
-    run = open_run(task, puzzle, generator, evaluator, client, trace, usage, gate)
-    return await run.conduct(Bfs[S](BfsOptions(**options)), SearchSettings("tot-bfs", depth=depth))
 
 
 @dataclass
@@ -118,14 +103,6 @@ class Bfs(AskTell[S]):
         self.level += 1
         self.done = self.level >= self.max_depth
 
-
-async def dfs(task: Task[S], puzzle: str, generator: Generator, evaluator: Evaluator,
-              client: LMClient | None, *, depth: int | None = None, trace: Trace | None = None,
-              usage: Usage | None = None, gate: bool = True, **options: Any) -> SearchResult[S]:
-    """DFS for ``depth`` levels, ``options`` those of ``DfsOptions`` (``prune_below``,
-    ``dfs_children``)."""
-    run = open_run(task, puzzle, generator, evaluator, client, trace, usage, gate)
-    return await run.conduct(Dfs[S](DfsOptions(**options)), SearchSettings("tot-dfs", depth=depth))
 
 
 @dataclass
