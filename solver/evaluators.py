@@ -23,7 +23,6 @@ from solver.task_capabilities import (
     ValuePrompts,
     VotePrompt,
     find,
-    no_model,
     require,
 )
 
@@ -64,9 +63,8 @@ class _TrainedValue:
 async def _each_state(name: str, one: _OneState, task: Task[S], nodes: Sequence[Node[S]],
                       model: Session | None) -> list[tuple[float, object]]:
     """Value-prompt evaluators: ``one`` per node, concurrently, after the capability and model checks."""
-    prompts = require(task, ValuePrompts, f"evaluator `{name}`")
-    if model is None:
-        raise no_model(f"evaluator `{name}`")
+    prompts = require(task, ValuePrompts, f"evaluator `{name}`", model=model)
+    assert model is not None
     short = find(task, TrainingPrompts) if trained_for(model.backend, "value") else None
     if short is not None:
         prompts = _TrainedValue(prompts, short)
@@ -153,9 +151,8 @@ class Vote:
 
     async def __call__(self, task: Task[S], nodes: Sequence[Node[S]],
                        model: Session | None) -> list[tuple[float, object]]:
-        prompt = require(task, VotePrompt, f"evaluator `{self.name}`")
-        if model is None:
-            raise no_model(f"evaluator `{self.name}`")
+        prompt = require(task, VotePrompt, f"evaluator `{self.name}`", model=model)
+        assert model is not None
         p = self.params
         params = GenParams(n=self.n, temperature=p.temperature, max_tokens=p.max_tokens, stop=p.stop,
                            seed=p.seed, chat=self.chat)

@@ -21,7 +21,6 @@ from solver.task_capabilities import (
     ThoughtGrammar,
     TrainingPrompts,
     find,
-    no_model,
     require,
 )
 
@@ -78,9 +77,8 @@ class Propose:
     grammar: bool = True  # decode under the task's ThoughtGrammar, where it has one
 
     async def __call__(self, task: Task[S], state: S, model: Session | None) -> list[Thought]:
-        prompts = require(task, ProposePrompts, f"generator `{self.name}`")
-        if model is None:
-            raise no_model(f"generator `{self.name}`")
+        prompts = require(task, ProposePrompts, f"generator `{self.name}`", model=model)
+        assert model is not None
         params = self.params
         one = thought_grammar(task, state) if self.grammar else None
         if one is not None:
@@ -107,9 +105,8 @@ class Sample:
     grammar: bool = True  # decode under the task's ThoughtGrammar, where it has one
 
     async def __call__(self, task: Task[S], state: S, model: Session | None) -> list[Thought]:
-        prompts = require(task, SamplePrompts, f"generator `{self.name}`")
-        if model is None:
-            raise no_model(f"generator `{self.name}`")
+        prompts = require(task, SamplePrompts, f"generator `{self.name}`", model=model)
+        assert model is not None
         one = thought_grammar(task, state) if self.grammar else None
         params = GenParams(n=self.k, temperature=self.params.temperature,
                            max_tokens=self.params.max_tokens, stop=self.params.stop,

@@ -298,12 +298,14 @@ def has(task: object, part: type) -> bool:
     return find(task, part) is not None
 
 
-def require(task: object, part: Callable[..., P], user: str) -> P:
+def require(task: object, part: Callable[..., P], user: str, *, model: object = True) -> P:
     """The part of ``task`` with the capability ``part`` (see ``find``); MissingCapability naming
-    ``user`` when it has none."""
+    ``user`` when it has none, then when ``model`` (the session of a ``user`` that needs one) is
+    None."""
     found = find(task, part)
     if found is None:
         raise missing(task, cast(type, part), user)
+    require_model(user, model)
     return found
 
 
