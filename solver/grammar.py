@@ -13,10 +13,10 @@ A grammar is an optimisation, never a proof: the gate checks every thought the d
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
-__all__ = ["THOUGHT_RULE", "alternation", "grammar", "lines", "literal", "one_line", "optional",
-           "repeat", "rule_name"]
+__all__ = ["THOUGHT_RULE", "alternation", "arithmetic_answer", "expression_rules", "grammar", "lines", "literal",
+           "one_line", "optional", "repeat", "rule_name"]
 
 # The name a one-thought grammar's ``root`` takes when a generator wraps it; task grammars must not
 # define rules whose names start with ``tot-``.
@@ -102,3 +102,35 @@ def one_line(thought: str, lead: str = " ") -> str:
     writes after a prompt ending in a colon)."""
     head = f"{literal(lead)}? " if lead else ""
     return f"root ::= {head}{THOUGHT_RULE}\n" + _as_rule(thought)
+
+
+def expression_rules(nums: Sequence[int]) -> dict[str, str]:
+    """GBNF rules ``e{m}`` (a sum), ``t{m}`` (a product) and ``f{m}`` (a number or a bracketed
+    sum) for each non-empty set ``m`` of positions (a bit mask): the expressions that use exactly
+    the numbers at those positions, each once, one space around each operator and none inside
+    brackets. Usual precedence, so every expression, with any brackets, has a derivation
+    (``a - b - c`` as ``(a - b) - c``)."""
+    rules: dict[str, str] = {}
+    for m in range(1, 1 << len(nums)):
+        splits = [(a, m ^ a) for a in range(1, m) if a & m == a]
+        rules[f"e{m}"] = alternation([f"t{m}", *(f'e{a} " " ("+" | "-") " " t{b}' for a, b in splits)])
+        rules[f"t{m}"] = alternation([f"f{m}", *(f't{a} " " ("*" | "/") " " f{b}' for a, b in splits)])
+        single = [literal(str(n)) for k, n in enumerate(nums) if m == 1 << k]
+        rules[f"f{m}"] = alternation([*single, f'"(" e{m} ")"'])
+    return rules
+
+
+def arithmetic_answer(nums: Sequence[int], masks: Iterable[int], target: int, cot: bool) -> str:
+    """A baseline's output on an arithmetic puzzle (Game of 24, Countdown): ``Answer: EXPR =
+    TARGET``, EXPR an expression (``expression_rules``) over the numbers at one of the position
+    sets ``masks``. Without ``cot`` the line's rest after an optional space (the IO prompt ends in
+    ``Answer:``); with it, first 1 to ``len(nums) - 1`` step lines ``a op b = c (left: ...)``
+    (numbers free: the grammar fixes the form, the exact check decides)."""
+    rules = expression_rules(nums)
+    answer = f"{alternation(f'e{m}' for m in masks)} {literal(f' = {target}')}"
+    if not cot:
+        return grammar({"root": f'" "? {answer}', **rules})
+    return grammar({"root": f'{repeat("step", 1, len(nums) - 1)} "Answer: " {answer}',
+                    "step": 'num " " op " " num " = " num " (left: " num (" " num)* ")" "\\n"',
+                    "op": '"+" | "-" | "*" | "/"',
+                    "num": '"-"? [0-9]+ ("/" [0-9]+)?', **rules})

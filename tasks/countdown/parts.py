@@ -7,7 +7,7 @@ import re
 from fractions import Fraction
 from typing import Any, Sequence
 
-from solver.grammar import alternation, grammar, literal, repeat
+from solver.grammar import alternation, arithmetic_answer, expression_rules, grammar, literal
 from solver.task import Thought
 from tasks.countdown import prompts
 from tasks.countdown.state import CountdownState, parse_puzzle
@@ -112,21 +112,6 @@ class LegalStepGrammar:
         return grammar({"root": alternation(literal(t) for t in lines)}) if lines else None
 
 
-def expression_rules(nums: Sequence[int]) -> dict[str, str]:
-    """GBNF rules ``e{m}`` (a sum), ``t{m}`` (a product) and ``f{m}`` (a number or a bracketed
-    sum) for each non-empty set ``m`` of positions (a bit mask): the expressions that use exactly
-    the numbers at those positions, each once, one space around each operator and none inside
-    brackets. Usual precedence, so every expression, with any brackets, has a derivation."""
-    rules: dict[str, str] = {}
-    for m in range(1, 1 << len(nums)):
-        splits = [(a, m ^ a) for a in range(1, m) if a & m == a]
-        rules[f"e{m}"] = alternation([f"t{m}", *(f'e{a} " " ("+" | "-") " " t{b}' for a, b in splits)])
-        rules[f"t{m}"] = alternation([f"f{m}", *(f't{a} " " ("*" | "/") " " f{b}' for a, b in splits)])
-        single = [literal(str(n)) for k, n in enumerate(nums) if m == 1 << k]
-        rules[f"f{m}"] = alternation([*single, f'"(" e{m} ")"'])
-    return rules
-
-
 class AnswerGrammarPart:
     """AnswerGrammar: a baseline's output, ``Answer: EXPR = TARGET`` (after CoT's step lines), EXPR
     any expression over exactly the puzzle's numbers (``once``) or over any non-empty subset of them
@@ -141,17 +126,10 @@ class AnswerGrammarPart:
             nums, target = parse_puzzle(puzzle)
         except ValueError:
             return None
-        rules = expression_rules(nums)
         full = (1 << len(nums)) - 1
         # television rules: two numbers or more (a lone number is a puzzle solved before it starts)
         masks = [full] if self.rules == "once" else [m for m in range(1, full + 1) if m & (m - 1)]
-        answer = f"{alternation(f'e{m}' for m in masks)} {literal(f' = {target}')}"
-        if not cot:  # the IO prompt ends in "Answer:"
-            return grammar({"root": f'" "? {answer}', **rules})
-        return grammar({"root": f'{repeat("step", 1, len(nums) - 1)} "Answer: " {answer}',
-                        "step": 'num " " op " " num " = " num " (left: " num (" " num)* ")" "\\n"',
-                        "op": '"+" | "-" | "*" | "/"',
-                        "num": '"-"? [0-9]+ ("/" [0-9]+)?', **rules})
+        return arithmetic_answer(nums, masks, target, cot)
 
 
 class RestoreNumbers:

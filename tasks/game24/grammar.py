@@ -16,7 +16,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from solver.grammar import alternation, grammar, literal, repeat
+from solver.grammar import alternation, arithmetic_answer, grammar, literal
 from tasks.game24.state import TARGET, parse_puzzle
 from verifiers.arithmetic import apply_op, format_number, legal_steps
 
@@ -54,26 +54,4 @@ class Game24Grammar:
             nums = parse_puzzle(puzzle)
         except ValueError:
             return None
-        rules = expression_rules(nums)
-        answer = f"e{(1 << len(nums)) - 1} {literal(f' = {TARGET}')}"
-        if not cot:  # the IO prompt ends in "Answer:"
-            return grammar({"root": f'" "? {answer}', **rules})
-        return grammar({"root": f'{repeat("step", 1, 3)} "Answer: " {answer}',
-                        "step": 'num " " op " " num " = " num " (left: " num (" " num)* ")" "\\n"',
-                        "op": '"+" | "-" | "*" | "/"',
-                        "num": '"-"? [0-9]+ ("/" [0-9]+)?', **rules})
-
-
-def expression_rules(nums: tuple[int, ...]) -> dict[str, str]:
-    """GBNF rules ``e{m}`` (a sum), ``t{m}`` (a product) and ``f{m}`` (a number or a parenthesised
-    sum) for each non-empty set ``m`` of positions (a bit mask): the expressions that use exactly
-    the numbers at those positions, each once. Operator precedence is the usual one, so every
-    expression, with any parentheses, has a derivation (``a - b - c`` as ``(a - b) - c``)."""
-    rules: dict[str, str] = {}
-    for m in range(1, 1 << len(nums)):
-        splits = [(a, m ^ a) for a in range(1, m) if a & m == a and a != m]
-        rules[f"e{m}"] = alternation([f"t{m}", *(f'e{a} " " ("+" | "-") " " t{b}' for a, b in splits)])
-        rules[f"t{m}"] = alternation([f"f{m}", *(f't{a} " " ("*" | "/") " " f{b}' for a, b in splits)])
-        single = [literal(str(n)) for k, n in enumerate(nums) if m == 1 << k]
-        rules[f"f{m}"] = alternation([*single, f'"(" e{m} ")"'])
-    return rules
+        return arithmetic_answer(nums, [(1 << len(nums)) - 1], TARGET, cot)
