@@ -30,6 +30,19 @@ def _errorbars(points: list[dict[str, Any]]) -> tuple[list[float], list[list[flo
     return ys, err
 
 
+def _finish(plt: Any, fig: Any, ax: Any, path: Path, xlabel: str, ylabel: str, title: str) -> None:
+    """The frame both plots share (a rate on y, the axes' labels, the title, a grid), saved to
+    ``path``; the figure is closed."""
+    ax.set_ylim(-0.02, 1.1)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def write_plots(report: dict[str, Any], markdown: Path) -> list[tuple[str, Path]]:
     """Write the PNGs of every auditable group beside ``markdown``; returns (title, path) pairs."""
     import matplotlib
@@ -54,14 +67,7 @@ def write_plots(report: dict[str, Any], markdown: Path) -> list[tuple[str, Path]
             for x, (_, c) in zip(xs, classes, strict=True):
                 ax.annotate(f"n={c['p_solvable']['n']}", (x, 1.02), ha="center", fontsize=8)
             ax.set_xticks(xs, [k if len(k) <= 18 else k[:17] + "…" for k, _ in classes], rotation=20, fontsize=8)
-            ax.set_ylim(-0.02, 1.1)
-            ax.set_ylabel("share of states solvable")
-            ax.set_xlabel("evaluator's judgement")
-            ax.set_title(f"Reliability: {title}", fontsize=9)
-            ax.grid(axis="y", alpha=0.3)
-            fig.tight_layout()
-            fig.savefig(path)
-            plt.close(fig)
+            _finish(plt, fig, ax, path, "evaluator's judgement", "share of states solvable", f"Reliability: {title}")
             out.append((f"reliability, {title}", path))
         depths = [(d, v) for d, v in g["depths"].items() if d != "all" and v["false_prune"]["n"]]
         if depths:
@@ -73,13 +79,6 @@ def write_plots(report: dict[str, Any], markdown: Path) -> list[tuple[str, Path]
             for x, (_, v) in zip(xs, depths, strict=True):
                 ax.annotate(f"{v['false_prune']['k']}/{v['false_prune']['n']}", (x, 1.02), ha="center", fontsize=8)
             ax.set_xticks(xs)
-            ax.set_ylim(-0.02, 1.1)
-            ax.set_xlabel("depth")
-            ax.set_ylabel("false-prune rate")
-            ax.set_title(f"False prunes by depth: {title}", fontsize=9)
-            ax.grid(axis="y", alpha=0.3)
-            fig.tight_layout()
-            fig.savefig(path)
-            plt.close(fig)
+            _finish(plt, fig, ax, path, "depth", "false-prune rate", f"False prunes by depth: {title}")
             out.append((f"false prunes by depth, {title}", path))
     return out
