@@ -143,10 +143,6 @@ class Run(Generic[S]):
     def trace(self) -> Trace:
         return self.step.trace
 
-    @trace.setter
-    def trace(self, trace: Trace) -> None:
-        self.step.trace = trace
-
     async def conduct(self, order: SearchOrder[S], settings: SearchSettings,
                       name: str | None = None) -> SearchResult[S]:
         """``order``'s result on this run: a puzzle given already solved is answered at its root
@@ -355,16 +351,32 @@ SearchOrder = Callable[[Run[S], SearchSettings], Awaitable[SearchResult[S]]]
 """A search: ``(run, settings) -> result`` (a built-in search's instance, or a function)."""
 
 
-class AskTell(Protocol[S]):
-    """A search that asks and is told (``solver.searches.common``): ``start`` writes its
-    ``search`` and ``root`` events and sets its state, ``ask`` names what it wants done next
-    (``solver.step.Expand``, ``Propose``, ``Score``; nothing: it is over), ``tell`` hands it the
-    outcomes, ``finish`` gives its result (``stopped``: the budget that ran out, if one did)."""
+class AskTell(Generic[S]):
+    """A search as TreeQuest shapes one: its options (the one constructor argument) and its state
+    (the fields it declares, typed: a checkpoint saves and reads them, ``solver.searches.
+    checkpoint``). ``start`` writes the ``search`` and ``root`` events and sets the state; ``ask``
+    names what it wants done next, from its state alone (``solver.step.Expand``, ``Propose``,
+    ``Score``; several where it can use them, so that the run sends them to the model together;
+    none: it is over); ``tell`` takes their outcomes and moves on, deciding synchronously (no model
+    call) until it needs the model again; ``finish`` gives the result (``stopped``: the budget that
+    ran out, if one did; by default the answer the run holds, ``Run.found``). The run performs the
+    asks through its gated step (``Run.cycle``)."""
 
-    def start(self, run: Run[S], settings: SearchSettings) -> None: ...
+    options: Any
 
-    def ask(self) -> Sequence[Ask[S]]: ...
+    def start(self, run: Run[S], settings: SearchSettings) -> None:
+        raise NotImplementedError
 
-    def tell(self, run: Run[S], outcomes: list[Any]) -> None: ...
+    def ask(self) -> Sequence[Ask[S]]:
+        raise NotImplementedError
 
-    def finish(self, run: Run[S], stopped: str | None) -> SearchResult[S]: ...
+    def tell(self, run: Run[S], outcomes: list[Any]) -> None:
+        raise NotImplementedError
+
+    def finish(self, run: Run[S], stopped: str | None) -> SearchResult[S]:
+        return run.stop(stopped)
+
+    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
+        """The whole search on ``run`` (``Run.begin``, then ``Run.cycle`` to the end)."""
+        done = run.begin(self, settings)
+        return done if done is not None else await run.drive(self)

@@ -121,7 +121,7 @@ def expression_rules(nums: Sequence[int]) -> dict[str, str]:
 
 
 def arithmetic_answer(nums: Sequence[int], masks: Iterable[int], target: int, cot: bool) -> str:
-    """A baseline's output on an arithmetic puzzle (Game of 24, Countdown): ``Answer: EXPR =
+    """A baseline's output on an arithmetic puzzle (numbers to combine into a target): ``Answer: EXPR =
     TARGET``, EXPR an expression (``expression_rules``) over the numbers at one of the position
     sets ``masks``. Without ``cot`` the line's rest after an optional space (the IO prompt ends in
     ``Answer:``); with it, first 1 to ``len(nums) - 1`` step lines ``a op b = c (left: ...)``

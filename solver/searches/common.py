@@ -4,10 +4,10 @@ contract "The searches stand alone" in pyproject.toml says so and lint-imports c
 ``begin`` writes a search's ``search`` event (its options as they are) and gives its depth limit;
 ``quantise`` and ``ranked`` are how every search compares scores (rounded to ``DECIMALS`` places,
 ties in generation order); ``Transpositions`` is the table of states a search already holds with
-the smallest depth each was reached at (best-first and MCTS); ``AskTell`` is what every built-in
-search is: options and an explicit state that asks for expansions and scorings and is told their
-outcomes (TreeQuest's shape), so that a run can be stopped between two rounds, saved as JSON and
-resumed (``solver.searches.checkpoint``)::
+the smallest depth each was reached at (best-first and MCTS); ``AskTell`` (``solver.expansion``'s,
+re-exported) is what every built-in search is: options and an explicit state that asks for
+expansions and scorings and is told their outcomes (TreeQuest's shape), so that a run can be
+stopped between two rounds, saved as JSON and resumed (``solver.searches.checkpoint``)::
 
     search = Mcts(MctsOptions(iterations=200))
     run.begin(search, SearchSettings("mcts"))  # the search event and the root
@@ -26,10 +26,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Generic, Hashable, Sequence, TypeVar
 
-from solver.expansion import Run, SearchResult
+from solver.expansion import AskTell, Run
 from solver.node import Node, SeenStates
 from solver.settings import SearchSettings
-from solver.step import Ask
 
 S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the run
 __all__ = ["AskTell", "DECIMALS", "Frame", "next_child", "Transpositions", "begin", "quantise", "ranked"]
@@ -110,33 +109,3 @@ def next_child(stack: list[Frame[S]], run: Run[S], explored: SeenStates[S] | Non
             return frame, frame.queue.pop(0)
         stack.pop()
     return None
-
-
-class AskTell(Generic[S]):
-    """A search as TreeQuest shapes one: its options (the one constructor argument) and its state
-    (the fields it declares, typed: a checkpoint saves and reads them, ``solver.searches.
-    checkpoint``). ``start`` writes the ``search`` and ``root`` events and sets the state; ``ask``
-    names what it wants done next, from its state alone (``Expand``, ``Propose``, ``Score``; several
-    where it can use them, so that the run sends them to the model together; none: it is over);
-    ``tell`` takes their outcomes and moves on, deciding synchronously (no model call) until it
-    needs the model again; ``finish`` gives the result (by default the answer the run holds,
-    ``Run.found``). The run performs the asks through its gated step (``Run.cycle``)."""
-
-    options: Any
-
-    def start(self, run: Run[S], settings: SearchSettings) -> None:
-        raise NotImplementedError
-
-    def ask(self) -> list[Ask[S]]:
-        raise NotImplementedError
-
-    def tell(self, run: Run[S], outcomes: list[Any]) -> None:
-        raise NotImplementedError
-
-    def finish(self, run: Run[S], stopped: str | None) -> SearchResult[S]:
-        return run.stop(stopped)
-
-    async def __call__(self, run: Run[S], settings: SearchSettings) -> SearchResult[S]:
-        """The whole search on ``run`` (``Run.begin``, then ``Run.cycle`` to the end)."""
-        done = run.begin(self, settings)
-        return done if done is not None else await run.drive(self)
