@@ -577,7 +577,6 @@ RULES_24 = ("Game of 24: one expression using each of the four numbers exactly o
             "with + - * / and brackets, equal to {target} exactly")
 
 
-
 def wrap(expr: str) -> str:
     """An expression as an operand: bare when it is a number, else in parentheses."""
     return expr if re.fullmatch(r"[0-9]+", expr) else f"({expr})"

@@ -31,7 +31,6 @@ S = TypeVar("S", bound=Hashable)  # the task's state type, carried through the r
 __all__ = ["Complete", "CompleteOptions", "ProvenCuts"]
 
 
-
 @dataclass(frozen=True)
 class CompleteOptions(Options):
     """``tot-complete``'s own options (``solver.search_options``)."""

@@ -38,7 +38,6 @@ class DfsOptions(Options):
     dfs_children: int | None = option(None, "children tried per node, best first (default: all)", at_least=1)
 
 
-
 @dataclass
 class Bfs(AskTell[S]):
     """The paper's BFS as a state that asks: a level's expansions together, then the level's
@@ -102,7 +101,6 @@ class Bfs(AskTell[S]):
             run.cut(nd, "beam", score=nd.score, tie=quantise(nd.score) == cutoff)
         self.level += 1
         self.done = self.level >= self.max_depth
-
 
 
 @dataclass

@@ -13,7 +13,6 @@ from verifiers.arithmetic import before_answer_line, stated_answer
 __all__ = ["Baselines"]
 
 
-
 def _one_line(text: str) -> str:
     return " ".join(text.split())[:300]
 

@@ -12,7 +12,6 @@ from verifiers.arithmetic import before_answer_line, stated_answer
 __all__ = ["Baselines"]
 
 
-
 class Baselines:
     """BaselinePrompts, RefinePrompt, AnswerParser, BaselineStops and ChainSteps."""
 

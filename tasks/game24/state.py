@@ -26,7 +26,6 @@ class State24:
         return " ".join(format_number(n) for n in self.numbers)
 
 
-
 def root_state(puzzle: str) -> State24:
     """The puzzle's numbers, sorted, each its own expression."""
     pairs = sorted((Fraction(n), str(n)) for n in parse_puzzle(puzzle))
