@@ -78,13 +78,15 @@ def test_a_server_that_serves_several_at_once_keeps_the_concurrency() -> None:
 
 def test_a_server_that_stalls_mid_run_ends_it_with_the_results_so_far(capsys: Any) -> None:
     # Two answers, then nothing: the third request is waited for 0.2 s, then up to 0.4 s, and the
-    # run ends (exit 3) with what it had: its proposals, its usage and the reason.
+    # run ends (exit 3) with what it had: its proposals, its usage and the reason. One request at a
+    # time, so that the third the server sees is our request 3 (the two value requests run at once
+    # otherwise, and either may reach the server last: CI saw request 2 named).
     steps = "13 - 9 = 4 (left: 4 4 10)\n13 - 10 = 3 (left: 3 4 9)"
     with FakeOpenAIServer(["ok"], text=steps, stall_after=2, hang=30.0) as srv:
         t0 = time.monotonic()
         code = main(["solve", "game24", "4 9 10 13", "--base-url", srv.url, "--model", "fake-model",
                      "--generator", "propose", "--evaluator", "value", "--n-evaluate", "1", "--timeout", "0.2",
-                     "--retries", "1", "--grammar", "off", "--json"])
+                     "--retries", "1", "--grammar", "off", "--concurrency", "1", "--json"])
         took = time.monotonic() - t0
         sent = len(srv.requests)
     out, err = capsys.readouterr()
